@@ -1,0 +1,33 @@
+"""The model boundary (chapter 00): the ``Model`` protocol, the live and scripted models."""
+
+from harness.model import faults
+from harness.model.base import DEFAULT_MODEL, Model, default_model, is_live, model_name
+from harness.model.live import AnthropicModel
+from harness.model.scripted import (
+    Reply,
+    Request,
+    ScriptedModel,
+    ScriptExhausted,
+    Step,
+    ToolCall,
+    reply,
+    tool_call,
+)
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "AnthropicModel",
+    "Model",
+    "Reply",
+    "Request",
+    "ScriptExhausted",
+    "ScriptedModel",
+    "Step",
+    "ToolCall",
+    "default_model",
+    "faults",
+    "is_live",
+    "model_name",
+    "reply",
+    "tool_call",
+]

@@ -1,0 +1,349 @@
+"""ScriptedModel: an offline model that speaks the real SDK's types.
+
+It is what lets every chapter run with no API key, deterministically, in milliseconds. It
+is built to be *faithful* rather than convenient: whatever the live API would refuse or
+truncate, it refuses or truncates the same way, with the SDK's own classes.
+
+* A script is a list of steps. A step is a :class:`Reply` (made with :func:`reply`), an
+  exception to raise (see ``harness.model.faults``), or a function of the :class:`Request`
+  returning either (for replies that depend on what was sent, e.g. a summary).
+* ``usage`` is computed, never typed in: input tokens by ``harness.tokens`` (the same
+  estimator the harness uses to plan), output tokens from the reply. The cache fields are
+  present and zero until chapter 03 plugs in the prompt-cache simulator.
+* It checks each request as the API does: the conversation must be valid (400 otherwise),
+  ``max_tokens`` within the model's output limit (400), the prompt within the context window
+  (400 ``prompt is too long: N tokens > M maximum``).
+* A reply longer than ``max_tokens`` is cut, with ``stop_reason="max_tokens"``; one that runs
+  into the end of the context window gets ``model_context_window_exceeded``.
+* Ids are counters (``msg_0001``, ``toolu_0001``), so stored notebook outputs never change.
+* ``.requests`` keeps every request received, for display and for assertions.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from anthropic.types import (
+    CacheCreation,
+    Message,
+    StopReason,
+    TextBlock,
+    ToolUseBlock,
+    Usage,
+)
+
+from harness import tokens
+from harness.clock import Clock, FakeClock
+from harness.messages import Problem, validate
+from harness.model import faults
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call the scripted model will make: a tool name and its input."""
+
+    name: str
+    input: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the scripted model says on one step."""
+
+    text: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    stop_reason: StopReason | None = None
+    """Forced stop reason; by default ``tool_use`` if there are tool calls, else ``end_turn``."""
+
+
+def tool_call(name: str, input: Mapping[str, Any] | None = None, /, **kwargs: Any) -> ToolCall:
+    """``tool_call("read_file", path="a.py")`` or ``tool_call("read_file", {"path": "a.py"})``."""
+    return ToolCall(name, {**(input or {}), **kwargs})
+
+
+def reply(
+    text: str | None = None,
+    *,
+    tool_calls: Iterable[ToolCall | tuple[str, Mapping[str, Any]]] = (),
+    stop_reason: StopReason | None = None,
+) -> Reply:
+    """A scripted reply: some text, some tool calls, or both."""
+    calls = tuple(c if isinstance(c, ToolCall) else ToolCall(c[0], dict(c[1])) for c in tool_calls)
+    if text is None and not calls:
+        raise ValueError("a reply needs text, tool calls, or both")
+    return Reply(text=text, tool_calls=calls, stop_reason=stop_reason)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request as the scripted model received it (a deep copy: later edits don't leak)."""
+
+    model: str
+    max_tokens: int
+    messages: list[dict[str, Any]]
+    system: str | list[dict[str, Any]] | None
+    tools: list[dict[str, Any]] | None
+    extra: dict[str, Any]
+    input_tokens: int
+    """The prompt's size by ``harness.tokens`` (what ``usage`` will report)."""
+
+    @property
+    def last_message(self) -> dict[str, Any]:
+        return self.messages[-1] if self.messages else {}
+
+
+Step = Reply | BaseException | Callable[[Request], "Reply | BaseException"]
+
+
+class ScriptExhausted(RuntimeError):
+    """The model was called more times than its script has steps."""
+
+
+def _preview(request: Request, width: int = 300) -> str:
+    last = request.last_message
+    content = last.get("content", "")
+    body = content if isinstance(content, str) else repr(content)
+    if len(body) > width:
+        body = body[:width] + "…"
+    return f"{len(request.messages)} messages; last ({last.get('role')}): {body}"
+
+
+# The API's own wording for the conversation errors the scripted model refuses.
+_API_WORDING: dict[str, str] = {
+    "tool_use_unanswered": "messages.{index}: `tool_use` ids were found without `tool_result` "
+    "blocks immediately after: {tool_use_id}. Each `tool_use` block must have a corresponding "
+    "`tool_result` block in the next message.",
+    "tool_result_orphan": "messages.{index}.content: unexpected `tool_use_id` found in "
+    "`tool_result` blocks: {tool_use_id}. Each `tool_result` block must have a corresponding "
+    "`tool_use` block in the previous message.",
+    "empty_content": "messages.{index}: all messages must have non-empty content except for "
+    "the optional final assistant message",
+    "empty_text": "messages: text content blocks must contain non-whitespace text",
+    "first_not_user": 'messages: first message must use the "user" role',
+}
+
+
+def _api_message(problem: Problem) -> str:
+    template = _API_WORDING.get(problem.kind)
+    if template is None:
+        return f"messages.{problem.index}: {problem.detail}"
+    return template.format(index=problem.index, tool_use_id=problem.tool_use_id)
+
+
+class ScriptedModel:
+    """A deterministic stand-in for ``anthropic.Anthropic().messages``.
+
+    >>> model = ScriptedModel([reply("Hello!")])
+    >>> model.create(model="claude-sonnet-4-5", max_tokens=100,
+    ...              messages=[{"role": "user", "content": "Hi"}]).content[0].text
+    'Hello!'
+    """
+
+    def __init__(
+        self,
+        script: Iterable[Step] = (),
+        *,
+        context_window: int = 200_000,
+        max_output: int = 64_000,
+        clock: Clock | None = None,
+        id_prefix: str = "",
+    ) -> None:
+        self.script: list[Step] = list(script)
+        self.context_window = context_window
+        self.max_output = max_output
+        self.clock: Clock = clock or FakeClock()
+        self.id_prefix = id_prefix
+        self.requests: list[Request] = []
+        self._position = 0
+        self._ids = {"msg": 0, "toolu": 0}
+
+    # -- the script ------------------------------------------------------------------------
+
+    def extend(self, steps: Iterable[Step]) -> None:
+        """Add more steps at the end of the script."""
+        self.script.extend(steps)
+
+    @property
+    def remaining(self) -> int:
+        return len(self.script) - self._position
+
+    def _next_step(self, request: Request) -> Step:
+        if self._position >= len(self.script):
+            raise ScriptExhausted(
+                f"the script has {len(self.script)} step(s) and all were used; request "
+                f"#{len(self.requests)} has no reply. Last request: {_preview(request)}"
+            )
+        step = self.script[self._position]
+        self._position += 1
+        return step
+
+    def _new_id(self, kind: Literal["msg", "toolu"]) -> str:
+        self._ids[kind] += 1
+        return f"{kind}_{self.id_prefix}{self._ids[kind]:04d}"
+
+    # -- the Messages API ------------------------------------------------------------------
+
+    def count_tokens(
+        self,
+        *,
+        model: str = "",
+        messages: Sequence[Mapping[str, Any]],
+        system: str | Sequence[Mapping[str, Any]] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> int:
+        """Input tokens of a request, as :meth:`create` would bill them."""
+        return tokens.estimate_request(messages, system=system, tools=tools)
+
+    def create(
+        self,
+        *,
+        model: str,
+        max_tokens: int,
+        messages: Sequence[Mapping[str, Any]],
+        system: str | Sequence[Mapping[str, Any]] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **extra: Any,
+    ) -> Message:
+        request = Request(
+            model=model,
+            max_tokens=max_tokens,
+            messages=copy.deepcopy([dict(m) for m in messages]),
+            system=copy.deepcopy(
+                system if isinstance(system, str) or system is None else [dict(b) for b in system]
+            ),
+            tools=copy.deepcopy([dict(t) for t in tools]) if tools is not None else None,
+            extra=copy.deepcopy(extra),
+            input_tokens=self.count_tokens(messages=messages, system=system, tools=tools),
+        )
+        self.requests.append(request)
+        self._check(request)
+        step = self._next_step(request)
+        if callable(step) and not isinstance(step, (Reply, BaseException)):
+            step = step(request)
+        if isinstance(step, BaseException):
+            raise step
+        return self._message(request, step)
+
+    def _check(self, request: Request) -> None:
+        """Refuse what the API refuses, with the API's status code and wording."""
+        if request.max_tokens > self.max_output:
+            raise faults.invalid_request(
+                f"max_tokens: {request.max_tokens} > {self.max_output}, which is the maximum "
+                f"allowed number of output tokens for {request.model}"
+            )
+        problems = validate(request.messages)
+        if problems:
+            raise faults.invalid_request(_api_message(problems[0]))
+        if request.input_tokens > self.context_window:
+            raise faults.prompt_too_long(request.input_tokens, self.context_window)
+
+    def _message(self, request: Request, step: Reply) -> Message:
+        room = self.context_window - request.input_tokens
+        budget = min(request.max_tokens, room)
+        content, cut = _fit(step, budget, self._new_id)
+        stop_reason: StopReason
+        stop_sequence: str | None = None
+        if cut:
+            stop_reason = (
+                "max_tokens" if request.max_tokens <= room else ("model_context_window_exceeded")
+            )
+        else:
+            stop_reason = step.stop_reason or ("tool_use" if step.tool_calls else "end_turn")
+            content, stop_sequence = _apply_stop_sequences(
+                content, request.extra.get("stop_sequences") or []
+            )
+            if stop_sequence is not None:
+                stop_reason = "stop_sequence"
+        output_tokens = sum(
+            tokens.estimate_block(block.model_dump(exclude_none=True)) for block in content
+        )
+        return Message(
+            id=self._new_id("msg"),
+            type="message",
+            role="assistant",
+            model=request.model,
+            content=list(content),
+            stop_reason=stop_reason,
+            stop_sequence=stop_sequence,
+            usage=self._usage(request, output_tokens),
+        )
+
+    def _usage(self, request: Request, output_tokens: int) -> Usage:
+        # Chapter 03 replaces this split with the prompt-cache simulator's: until then every
+        # prompt token is uncached input.
+        return Usage(
+            input_tokens=request.input_tokens,
+            output_tokens=output_tokens,
+            cache_creation_input_tokens=0,
+            cache_read_input_tokens=0,
+            cache_creation=CacheCreation(ephemeral_5m_input_tokens=0, ephemeral_1h_input_tokens=0),
+            service_tier="standard",
+        )
+
+
+Content = list[TextBlock | ToolUseBlock]
+
+
+def _truncate_text(text: str, budget: int) -> str:
+    """The longest prefix of ``text`` whose estimate fits in ``budget`` tokens."""
+    low, high = 0, len(text)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if tokens.estimate_text(text[:mid]) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    return text[:low]
+
+
+def _fit(
+    step: Reply, budget: int, new_id: Callable[[Literal["msg", "toolu"]], str]
+) -> tuple[Content, bool]:
+    """The reply's blocks that fit in ``budget`` output tokens, and whether any were cut.
+
+    Text is cut mid-way, as a real truncated reply is. A tool call that does not fit whole is
+    dropped. (The live API may instead return it incomplete; either way a harness must not
+    run the calls of a truncated reply.)
+    """
+    content: Content = []
+    left = budget
+    if step.text is not None:
+        cost = tokens.BLOCK_OVERHEAD + tokens.estimate_text(step.text)
+        if cost <= left:
+            content.append(TextBlock(type="text", text=step.text))
+            left -= cost
+        else:
+            partial = _truncate_text(step.text, left - tokens.BLOCK_OVERHEAD)
+            if partial:
+                content.append(TextBlock(type="text", text=partial))
+            return content, True
+    for call in step.tool_calls:
+        cost = tokens.estimate_block({"type": "tool_use", "name": call.name, "input": call.input})
+        if cost > left:
+            return content, True
+        content.append(
+            ToolUseBlock(
+                type="tool_use", id=new_id("toolu"), name=call.name, input=dict(call.input)
+            )
+        )
+        left -= cost
+    return content, False
+
+
+def _apply_stop_sequences(
+    content: Content, stop_sequences: Sequence[str]
+) -> tuple[Content, str | None]:
+    """Cut the first text block at the earliest stop sequence, dropping what follows."""
+    for i, block in enumerate(content):
+        if not isinstance(block, TextBlock):
+            continue
+        hits = [(block.text.find(s), s) for s in stop_sequences if s and s in block.text]
+        if hits:
+            position, sequence = min(hits)
+            kept = block.text[:position]
+            head: Content = content[:i]
+            return ([*head, TextBlock(type="text", text=kept)] if kept else head), sequence
+    return content, None

@@ -1,0 +1,201 @@
+"""Counting tokens: a deterministic estimate offline, the API's own count online.
+
+The harness must know how big a request is *before* sending it (chapter 04 decides when to
+compact from this). Real tokenizers are not public, so offline we estimate, the way Claude
+Code does between API calls (its rough estimate is ``len(text) / 4``). Ours refines that a
+little so that non-Latin text is not badly under-counted:
+
+* ASCII text: one token per 4 characters (rounded up). Real Claude tokenizers give about
+  3.5-4.5 characters per token on English prose and 2.5-3.5 on code and JSON, so this
+  under-counts code by up to ~30%; that is why thresholds keep a safety margin.
+* Any other character (CJK, accented letters, emoji): one token each. For Chinese the real
+  figure is roughly 1-1.5 tokens per character, so this is close or slightly low.
+* Framing: a few tokens per message and per block for the role and structure markers, and
+  the documented tool-use system prompt (346 tokens for ``tool_choice`` auto on Claude 4
+  class models) whenever tools are sent.
+
+The scripted model (``harness.model.scripted``) computes ``usage.input_tokens`` with this same
+estimator, so offline the estimate is exact by construction; live, ``count_tokens`` asks the
+API (``client.messages.count_tokens``) and the difference is what you would see in practice.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+# Framing overheads (estimates: the API does not publish them).
+MESSAGE_OVERHEAD = 4  # role marker and turn separators
+BLOCK_OVERHEAD = 3  # per content block
+TOOL_DEFINITION_OVERHEAD = 8  # per tool definition
+# Documented: the API adds a tool-use system prompt of 346 tokens (tool_choice auto/none)
+# on Claude 4 class models whenever `tools` is non-empty.
+TOOL_USE_SYSTEM_PROMPT = 346
+
+
+def estimate_text(text: str) -> int:
+    """Estimated tokens of a piece of text (see the module docstring for the rule)."""
+    if not text:
+        return 0
+    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+    other = len(text) - ascii_chars
+    return math.ceil(ascii_chars / 4) + other
+
+
+def _json(value: Any) -> str:
+    # Compact, key-ordered JSON: the same input always gives the same count.
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def estimate_block(block: Mapping[str, Any]) -> int:
+    """Estimated tokens of one content block (text, tool_use, tool_result, image, ...)."""
+    kind = block.get("type")
+    if kind == "text":
+        body = estimate_text(str(block.get("text", "")))
+    elif kind == "tool_use":
+        body = estimate_text(str(block.get("name", ""))) + estimate_text(
+            _json(block.get("input", {}))
+        )
+    elif kind == "tool_result":
+        body = estimate_content(block.get("content", ""))
+    elif kind in ("thinking", "redacted_thinking"):
+        body = estimate_text(str(block.get("thinking", block.get("data", ""))))
+    elif kind in ("image", "document"):
+        # Images cost about (width * height) / 750 tokens; without decoding we assume a
+        # mid-sized screenshot. Documents vary too much to guess well.
+        body = 1_600
+    else:
+        body = estimate_text(_json(dict(block)))
+    return BLOCK_OVERHEAD + body
+
+
+def estimate_content(content: Any) -> int:
+    """Estimated tokens of a message's ``content``: a string or a list of blocks."""
+    if isinstance(content, str):
+        return estimate_text(content)
+    if isinstance(content, Iterable):
+        return sum(estimate_block(block) for block in content)
+    return 0
+
+
+def estimate_message(message: Mapping[str, Any]) -> int:
+    """Estimated tokens of one API message (``{"role": ..., "content": ...}``)."""
+    return MESSAGE_OVERHEAD + estimate_content(message.get("content", ""))
+
+
+def estimate_system(system: str | Sequence[Mapping[str, Any]] | None) -> int:
+    if system is None:
+        return 0
+    if isinstance(system, str):
+        return estimate_text(system)
+    return sum(estimate_block(block) for block in system)
+
+
+def estimate_tools(tools: Sequence[Mapping[str, Any]] | None) -> int:
+    if not tools:
+        return 0
+    definitions = sum(
+        TOOL_DEFINITION_OVERHEAD
+        + estimate_text(str(tool.get("name", "")))
+        + estimate_text(str(tool.get("description", "")))
+        + estimate_text(_json(tool.get("input_schema", {})))
+        for tool in tools
+    )
+    return TOOL_USE_SYSTEM_PROMPT + definitions
+
+
+def estimate_request(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    system: str | Sequence[Mapping[str, Any]] | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+) -> int:
+    """Estimated input tokens of a whole request: tools, then system, then messages."""
+    return (
+        estimate_tools(tools)
+        + estimate_system(system)
+        + sum(estimate_message(message) for message in messages)
+    )
+
+
+class TokenCounter(Protocol):
+    """Anything that can count a request's input tokens (both models in ``harness.model``)."""
+
+    def count_tokens(
+        self,
+        *,
+        model: str,
+        messages: Sequence[Mapping[str, Any]],
+        system: str | Sequence[Mapping[str, Any]] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> int: ...
+
+
+def count_tokens(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    system: str | Sequence[Mapping[str, Any]] | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    counter: TokenCounter | None = None,
+    model: str = "",
+) -> int:
+    """Input tokens of a request.
+
+    With a ``counter`` (an ``AnthropicModel`` in live mode) the API counts them with
+    ``messages.count_tokens``: exact, but a network round trip. Without one, the offline
+    estimate. ``ScriptedModel.count_tokens`` is the estimate too, so passing the agent's model
+    always gives the number that model will bill.
+    """
+    if counter is None:
+        return estimate_request(messages, system=system, tools=tools)
+    return counter.count_tokens(model=model, messages=messages, system=system, tools=tools)
+
+
+# Claude Code's auto-compact arithmetic (observed behaviour of the CLI, not official docs):
+# the output reserve is capped at 20K and a further 13K buffer sits below that.
+MAX_OUTPUT_RESERVE = 20_000
+AUTO_COMPACT_BUFFER = 13_000
+
+
+class ContextBudget(BaseModel):
+    """How much of the context window a conversation may use before it must be compacted.
+
+    >>> ContextBudget(window=200_000, max_output=32_000).auto_compact_threshold
+    167000
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    window: int = Field(200_000, gt=0)
+    """The model's context window in tokens (input plus output)."""
+    max_output: int = Field(32_000, gt=0)
+    """The largest ``max_tokens`` the harness will ask for; room is kept for that reply."""
+    buffer: int = Field(AUTO_COMPACT_BUFFER, ge=0)
+    """Tokens kept free below the effective window, so compaction starts before it is too late."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def effective_window(self) -> int:
+        """The window less the room kept for the reply: ``window - min(max_output, 20K)``."""
+        return self.window - min(self.max_output, MAX_OUTPUT_RESERVE)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def auto_compact_threshold(self) -> int:
+        """Above this many prompt tokens, auto-compact fires: ``effective_window - 13K``."""
+        return self.effective_window - self.buffer
+
+    def used(self, tokens: int) -> float:
+        """Share of the effective window that ``tokens`` fill (may exceed 1.0)."""
+        return tokens / self.effective_window
+
+    def remaining_before_compact(self, tokens: int) -> int:
+        """Tokens still to go before the auto-compact threshold (negative when past it)."""
+        return self.auto_compact_threshold - tokens
+
+    def should_compact(self, tokens: int) -> bool:
+        return tokens >= self.auto_compact_threshold
