@@ -53,6 +53,28 @@ def assistant(content: str | Iterable[Block] | APIMessage) -> MessageDict:
     return {"role": "assistant", "content": content if isinstance(content, str) else list(content)}
 
 
+# Claude Code's placeholder for a reply with nothing left in it: the API refuses empty content.
+NO_CONTENT = "(no content)"
+
+
+def from_reply(reply: APIMessage) -> MessageDict:
+    """The assistant message to append for a model reply, safe to send back to the API.
+
+    Tool calls are kept only when the model stopped *to* call them (``stop_reason ==
+    "tool_use"``): a reply cut off by ``max_tokens`` may end in an incomplete call that
+    must not run and would otherwise sit unanswered. A reply left empty becomes
+    ``"(no content)"``, as in Claude Code.
+    """
+    message = assistant(reply)
+    kept = [
+        b
+        for b in message["content"]
+        if b.get("type") != "tool_use" or reply.stop_reason == "tool_use"
+    ]
+    message["content"] = kept or [text(NO_CONTENT)]
+    return message
+
+
 def tool_use(tool_use_id: str, name: str, input: Mapping[str, Any]) -> Block:
     return {"type": "tool_use", "id": tool_use_id, "name": name, "input": dict(input)}
 

@@ -1,0 +1,193 @@
+"""Running the model's tool calls: validate, hook, ask, run, and always answer.
+
+Every ``tool_use`` gets exactly one ``tool_result``, in the order of the calls, whatever
+happens: an unknown tool, arguments that fail validation, a denied permission, a blocked
+hook, or an exception inside the tool all come back to the model as ``is_error: true`` with
+a message it can act on. Nothing a tool call does can crash the loop.
+
+Read-only calls next to each other in one reply run in parallel threads (Claude Code
+batches consecutive concurrency-safe calls the same way); any other call runs alone, in its
+place in the order, so a write never races a read of the same file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pydantic import ValidationError
+
+from harness.events import Event, HookReported, PermissionDecided, ToolFinished, ToolStarted
+from harness.messages import Block, tool_result
+from harness.tools.base import Tool, ToolContext, ToolError, ToolOutput, ToolRegistry
+from harness.tools.hooks import Hooks, PreToolUseResult, ToolUse, describe_failure
+from harness.tools.permissions import Approval, ApprovalRequest, Approver, Permissions, deny_all
+from harness.tools.storage import ResultStorage
+
+# Claude Code runs at most 10 tool calls at once (CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY).
+MAX_PARALLEL = 10
+
+
+def format_validation_error(tool: str, error: ValidationError) -> str:
+    """A validation error the model can fix: each field, what was wrong, what it sent."""
+    lines = [f"Invalid input for tool {tool!r}:"]
+    for issue in error.errors():
+        where = ".".join(str(part) for part in issue["loc"]) or "(input)"
+        got = "" if issue["type"] == "missing" else f" (got {json.dumps(issue['input'])[:80]})"
+        lines.append(f"- {where}: {issue['msg']}{got}")
+    lines.append("Fix the input and call the tool again.")
+    return "\n".join(lines)
+
+
+def _text(output: ToolOutput) -> str:
+    if isinstance(output, str):
+        return output
+    return "\n".join(str(b.get("text", f"[{b.get('type')} block]")) for b in output)
+
+
+@dataclass
+class _Call:
+    """One tool call on its way through the runner."""
+
+    use: ToolUse
+    tool: Tool[Any] | None = None
+    output: ToolOutput | None = None
+    error: str | None = None
+
+
+@dataclass
+class ToolRunner:
+    """Everything around each tool call: validation, hooks, permissions, storage, threads."""
+
+    registry: ToolRegistry
+    context: ToolContext
+    permissions: Permissions = field(default_factory=Permissions)
+    approver: Approver = deny_all
+    hooks: Hooks = field(default_factory=Hooks)
+    storage: ResultStorage | None = None
+
+    def run(self, calls: Iterable[Block]) -> Generator[Event, None, list[Block]]:
+        """Run one reply's tool calls; yields events, returns the ``tool_result`` blocks."""
+        prepared: list[_Call] = []
+        for block in calls:
+            use = ToolUse(str(block["id"]), str(block["name"]), dict(block.get("input") or {}))
+            yield ToolStarted(use.tool_use_id, use.name, use.input)
+            call = yield from self._prepare(use)
+            prepared.append(call)
+        for batch in _batches(prepared):
+            self._execute(batch)
+        results: list[Block] = []
+        for call in prepared:
+            content, is_error = yield from self._finish(call)
+            yield ToolFinished(call.use.tool_use_id, call.use.name, content, is_error)
+            results.append(tool_result(call.use.tool_use_id, content, is_error=is_error))
+        return results
+
+    def _prepare(self, use: ToolUse) -> Generator[Event, None, _Call]:
+        tool = self.registry.get(use.name)
+        if tool is None:
+            known = ", ".join(self.registry.names()) or "none"
+            return _Call(use, error=f"Unknown tool {use.name!r}. Available tools: {known}.")
+        try:
+            tool.input_model.model_validate(use.input)
+        except ValidationError as error:
+            return _Call(use, error=format_validation_error(use.name, error))
+        for hook in self.hooks.pre(use.name):
+            try:
+                verdict = hook(use)
+            except Exception as error:  # a broken hook is reported, never fatal
+                yield HookReported("PreToolUse", use.name, "failed", describe_failure(hook, error))
+                continue
+            if verdict is None:
+                continue
+            use, blocked = yield from self._apply_pre_hook(use, verdict)
+            if blocked is not None:
+                return _Call(use, error=blocked)
+        try:
+            tool.input_model.model_validate(use.input)
+        except ValidationError as error:  # a hook rewrote the input into something invalid
+            return _Call(use, error=format_validation_error(use.name, error))
+        decision, reason = self.permissions.decide(use.name, use.input, read_only=tool.read_only)
+        if decision == "ask":
+            answer = self.approver(ApprovalRequest(use.tool_use_id, use.name, use.input, reason))
+            approval = answer if isinstance(answer, Approval) else Approval(bool(answer))
+            decision = "allow" if approval.approved else "deny"
+            reason = (
+                f"{reason}; {approval.reason or ('approved' if approval.approved else 'refused')}"
+            )
+        yield PermissionDecided(use.tool_use_id, use.name, decision, reason)
+        if decision == "deny":
+            return _Call(use, error=f"Permission to use {use.name} was denied: {reason}.")
+        return _Call(use, tool=tool)
+
+    def _apply_pre_hook(
+        self, use: ToolUse, verdict: PreToolUseResult
+    ) -> Generator[Event, None, tuple[ToolUse, str | None]]:
+        if verdict.block:
+            yield HookReported("PreToolUse", use.name, "blocked", verdict.reason)
+            return (
+                use,
+                f"A PreToolUse hook blocked this call: {verdict.reason or 'no reason given'}",
+            )
+        if verdict.input is not None:
+            yield HookReported("PreToolUse", use.name, "changed input", json.dumps(verdict.input))
+            return replace(use, input=dict(verdict.input)), None
+        return use, None
+
+    def _execute(self, batch: list[_Call]) -> None:
+        runnable = [c for c in batch if c.tool is not None]
+        if len(runnable) > 1:
+            with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(runnable))) as pool:
+                list(pool.map(self._execute_one, runnable))
+        else:
+            for call in runnable:
+                self._execute_one(call)
+
+    def _execute_one(self, call: _Call) -> None:
+        assert call.tool is not None
+        context = replace(self.context, tool_use_id=call.use.tool_use_id)
+        try:
+            call.output = call.tool(call.use.input, context)
+        except ToolError as error:
+            call.error = str(error)
+        except Exception as error:  # the tool's own bug: report it, keep the loop going
+            call.error = f"{call.use.name} failed with {type(error).__name__}: {error}"
+
+    def _finish(self, call: _Call) -> Generator[Event, None, tuple[str, bool]]:
+        is_error = call.error is not None
+        content = call.error if call.error is not None else _text(call.output or "")
+        if not content.strip():
+            content = f"({call.use.name} completed with no output)"
+        for hook in self.hooks.post(call.use.name):
+            try:
+                changed = hook(call.use, content, is_error)
+            except Exception as error:
+                yield HookReported(
+                    "PostToolUse", call.use.name, "failed", describe_failure(hook, error)
+                )
+                continue
+            if changed is not None:
+                yield HookReported("PostToolUse", call.use.name, "changed result", changed)
+                content = changed
+        if self.storage is not None and not is_error:
+            content = self.storage.spill(call.use.tool_use_id, content)
+        return content, is_error
+
+
+def _batches(calls: list[_Call]) -> list[list[_Call]]:
+    """Consecutive read-only calls share a batch (run in parallel); others run alone."""
+    batches: list[list[_Call]] = []
+    for call in calls:
+        parallel = call.tool is not None and call.tool.read_only
+        if (
+            parallel
+            and batches
+            and all(c.tool is not None and c.tool.read_only for c in batches[-1])
+        ):
+            batches[-1].append(call)
+        else:
+            batches.append([call])
+    return batches

@@ -1,0 +1,81 @@
+"""Hooks: your code at fixed points of the loop, as in Claude Code's settings.
+
+* ``PreToolUse`` runs before a call (after its input is validated, before permissions). It
+  may block the call (the model gets the reason as an error result) or replace its input.
+* ``PostToolUse`` runs after a call and may replace the result the model will see.
+* ``Stop`` runs when the model is about to end its turn. It may return a reason to keep
+  going; the reason is sent to the model as a new user message (Claude Code's Stop hook
+  with ``decision: "block"``).
+
+A hook that raises is reported as an event and otherwise ignored: a broken hook never stops
+the loop (Claude Code treats a hook's unexpected failure as non-blocking the same way).
+Each hook has a ``matcher``: a tool name, ``"write_file|edit_file"``, or ``"*"`` for all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from anthropic.types import Message
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    """What a tool hook sees of a call."""
+
+    tool_use_id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PreToolUseResult:
+    """Return one from a PreToolUse hook to block the call or change its input."""
+
+    block: bool = False
+    reason: str = ""
+    input: dict[str, Any] | None = None
+
+
+PreToolUseHook = Callable[[ToolUse], PreToolUseResult | None]
+PostToolUseHook = Callable[[ToolUse, str, bool], str | None]
+"""Gets the call, the result text and whether it is an error; returns a new text or None."""
+StopHook = Callable[[Message], str | None]
+"""Gets the final reply; returns a reason to keep going, or None to let the run end."""
+
+
+def _matches(matcher: str, name: str) -> bool:
+    return matcher == "*" or re.fullmatch(matcher, name) is not None
+
+
+@dataclass
+class Hooks:
+    pre_tool_use: list[tuple[str, PreToolUseHook]] = field(default_factory=list)
+    post_tool_use: list[tuple[str, PostToolUseHook]] = field(default_factory=list)
+    stop: list[StopHook] = field(default_factory=list)
+
+    def on_pre_tool_use(self, hook: PreToolUseHook, matcher: str = "*") -> PreToolUseHook:
+        self.pre_tool_use.append((matcher, hook))
+        return hook
+
+    def on_post_tool_use(self, hook: PostToolUseHook, matcher: str = "*") -> PostToolUseHook:
+        self.post_tool_use.append((matcher, hook))
+        return hook
+
+    def on_stop(self, hook: StopHook) -> StopHook:
+        self.stop.append(hook)
+        return hook
+
+    def pre(self, name: str) -> list[PreToolUseHook]:
+        return [hook for matcher, hook in self.pre_tool_use if _matches(matcher, name)]
+
+    def post(self, name: str) -> list[PostToolUseHook]:
+        return [hook for matcher, hook in self.post_tool_use if _matches(matcher, name)]
+
+
+def describe_failure(hook: Callable[..., Any], error: BaseException) -> str:
+    label = getattr(hook, "__name__", type(hook).__name__)
+    return f"hook {label} raised {type(error).__name__}: {error}"

@@ -1,0 +1,251 @@
+"""Permissions: may this tool call run? Allow, ask a person, or deny.
+
+Rules name a tool and optionally a pattern on what it touches, as in Claude Code's
+settings: ``bash(git *)`` matches shell commands starting with ``git ``, ``write_file(docs/**)``
+matches writes anywhere under ``docs/``. The order of precedence is fixed:
+
+    deny rule  >  ask rule  >  allow rule  >  the mode's default
+
+Modes (Claude Code's ``default``, ``acceptEdits``, ``plan``, ``bypassPermissions``):
+
+* ``default``: read-only tools run; everything else asks.
+* ``accept_edits``: file edits run too; the shell still asks.
+* ``plan``: read-only tools only; anything that changes something is denied.
+* ``bypass``: everything runs (deny rules still win: they are the last line of defence).
+
+Shell commands are split on ``&&``, ``||``, ``;``, ``|`` and newlines, and every part must be
+allowed on its own, so ``git status && rm -rf ~`` is not let through by ``bash(git *)``. A
+command with ``$(...)`` or backticks cannot be checked part by part, so it always asks.
+(Claude Code parses the shell far more thoroughly; this splitter honours quotes but is a
+teaching version.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from harness.tools.workspace import PathEscape, Workspace
+
+Mode = Literal["default", "accept_edits", "plan", "bypass"]
+Decision = Literal["allow", "ask", "deny"]
+
+EDIT_TOOLS = frozenset({"write_file", "edit_file"})
+# Which input field a rule's pattern is matched against, per tool. Tools not listed here can
+# only be named whole ("my_tool"), not with a pattern.
+SUBJECT_FIELDS: dict[str, str] = {
+    "bash": "command",
+    "read_file": "path",
+    "write_file": "path",
+    "edit_file": "path",
+    "glob": "path",
+    "grep": "path",
+}
+
+
+def _glob_regex(pattern: str, *, path: bool) -> re.Pattern[str]:
+    """``*`` matches within a path segment (anything at all in a command), ``**`` anything."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*" if path else ".*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]" if path else ".")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``tool`` or ``tool(pattern)``."""
+
+    tool: str
+    pattern: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Rule:
+        match = re.fullmatch(r"\s*([A-Za-z0-9_-]+)\s*(?:\((.*)\))?\s*", text, re.DOTALL)
+        if match is None:
+            raise ValueError(
+                f"not a permission rule: {text!r} (expected 'tool' or 'tool(pattern)')"
+            )
+        return cls(match.group(1), match.group(2))
+
+    def __str__(self) -> str:
+        return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
+
+    def matches(self, tool: str, subject: str | None) -> bool:
+        if tool != self.tool:
+            return False
+        if self.pattern is None:
+            return True
+        if subject is None:
+            return False
+        return _glob_regex(self.pattern, path=tool != "bash").match(subject) is not None
+
+
+_SEPARATORS = ("&&", "||", ";", "|", "\n")
+
+
+def split_command(command: str) -> list[str] | None:
+    """The simple commands in a shell line, or ``None`` if it cannot be checked part by part."""
+    if "$(" in command or "`" in command:
+        return None
+    parts: list[str] = []
+    current: list[str] = []
+    quote: str | None = None
+    i = 0
+    while i < len(command):
+        ch = command[i]
+        if quote:
+            current.append(ch)
+            if ch == quote:
+                quote = None
+            i += 1
+            continue
+        if ch in "'\"":
+            quote = ch
+            current.append(ch)
+            i += 1
+            continue
+        separator = next((s for s in _SEPARATORS if command.startswith(s, i)), None)
+        if separator:
+            parts.append("".join(current).strip())
+            current = []
+            i += len(separator)
+            continue
+        current.append(ch)
+        i += 1
+    parts.append("".join(current).strip())
+    return [p for p in parts if p]
+
+
+@dataclass
+class Permissions:
+    """A mode plus allow / ask / deny rules. ``decide`` says what happens to one call."""
+
+    mode: Mode = "default"
+    allow: list[Rule] = field(default_factory=list)
+    ask: list[Rule] = field(default_factory=list)
+    deny: list[Rule] = field(default_factory=list)
+    workspace: Workspace | None = None
+    """Used to normalise paths before matching (``./docs/a.md`` and ``docs/a.md`` are one)."""
+
+    @classmethod
+    def from_rules(
+        cls,
+        mode: Mode = "default",
+        *,
+        allow: Iterable[str] = (),
+        ask: Iterable[str] = (),
+        deny: Iterable[str] = (),
+        workspace: Workspace | None = None,
+    ) -> Permissions:
+        return cls(
+            mode=mode,
+            allow=[Rule.parse(r) for r in allow],
+            ask=[Rule.parse(r) for r in ask],
+            deny=[Rule.parse(r) for r in deny],
+            workspace=workspace,
+        )
+
+    def _subjects(self, tool: str, input: Mapping[str, Any]) -> list[str] | None:
+        name = SUBJECT_FIELDS.get(tool)
+        value = input.get(name) if name else None
+        if value is None:
+            return [] if tool != "bash" else None
+        text = str(value)
+        if tool == "bash":
+            return split_command(text)
+        if self.workspace is not None:
+            # A path that leaves the workspace is refused by the tool itself; rules see it raw.
+            with contextlib.suppress(PathEscape):
+                text = self.workspace.relative(text)
+        return [text]
+
+    def decide(
+        self, tool: str, input: Mapping[str, Any], *, read_only: bool
+    ) -> tuple[Decision, str]:
+        """The decision for one call, and the reason (which rule or mode)."""
+        subjects = self._subjects(tool, input)
+        if subjects is None:
+            return "ask", "command substitution cannot be checked part by part"
+        each: list[str | None] = list(subjects) if subjects else [None]
+
+        def hit(rules: list[Rule], every: bool) -> Rule | None:
+            found = [next((r for r in rules if r.matches(tool, s)), None) for s in each]
+            if every:
+                return found[0] if all(found) else None
+            return next((r for r in found if r is not None), None)
+
+        if (rule := hit(self.deny, every=False)) is not None:
+            return "deny", f"deny rule {rule}"
+        if (rule := hit(self.ask, every=False)) is not None:
+            return "ask", f"ask rule {rule}"
+        if (rule := hit(self.allow, every=True)) is not None:
+            return "allow", f"allow rule {rule}"
+        return self._mode_default(tool, read_only)
+
+    def _mode_default(self, tool: str, read_only: bool) -> tuple[Decision, str]:
+        if self.mode == "bypass":
+            return "allow", "bypass mode"
+        if read_only:
+            return "allow", f"{self.mode} mode: read-only tool"
+        if self.mode == "plan":
+            return "deny", "plan mode: only read-only tools may run"
+        if self.mode == "accept_edits" and tool in EDIT_TOOLS:
+            return "allow", "accept_edits mode: file edits are accepted"
+        return "ask", f"{self.mode} mode: {tool} changes things"
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What a person (or a policy) is asked to approve: the exact call."""
+
+    tool_use_id: str
+    tool: str
+    input: dict[str, Any]
+    reason: str
+
+
+@dataclass(frozen=True)
+class Approval:
+    approved: bool
+    reason: str = ""
+
+
+Approver = Callable[[ApprovalRequest], Approval | bool]
+"""Called for every ``ask``: a terminal prompt, a notebook widget, or a policy."""
+
+
+def deny_all(request: ApprovalRequest) -> Approval:
+    """The safe default when nobody is there to ask."""
+    return Approval(False, "no one was asked to approve it (no approver configured)")
+
+
+def policy(allow: Callable[[ApprovalRequest], bool], reason: str = "policy") -> Approver:
+    """An approver that decides by rule, so a run is reproducible (tests, stored notebooks)."""
+
+    def approve(request: ApprovalRequest) -> Approval:
+        ok = allow(request)
+        return Approval(ok, f"{reason}: {'approved' if ok else 'refused'}")
+
+    return approve
+
+
+def terminal(request: ApprovalRequest) -> Approval:
+    """Ask at the terminal (the command line uses this)."""
+    answer = input(f"Allow {request.tool} {request.input}? ({request.reason}) [y/N] ")
+    ok = answer.strip().lower() in ("y", "yes")
+    return Approval(ok, "approved at the terminal" if ok else "refused at the terminal")
