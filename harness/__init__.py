@@ -5,6 +5,7 @@ Importing it needs no API key and has no side effects; the model is chosen when 
 """
 
 from harness.clock import Clock, FakeClock, RealClock
+from harness.loop import Agent, AgentConfig, Plugin, RunInProgress
 from harness.model import (
     AnthropicModel,
     Model,
@@ -17,12 +18,16 @@ from harness.model import (
 from harness.tokens import ContextBudget
 
 __all__ = [
+    "Agent",
+    "AgentConfig",
     "AnthropicModel",
     "Clock",
     "ContextBudget",
     "FakeClock",
     "Model",
+    "Plugin",
     "RealClock",
+    "RunInProgress",
     "ScriptedModel",
     "default_model",
     "faults",

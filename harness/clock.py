@@ -8,6 +8,7 @@ backoff or a 5-minute cache expiry takes no time at all and gives the same outpu
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
@@ -52,15 +53,16 @@ class FakeClock:
         return self._now
 
     def sleep(self, seconds: float) -> None:
-        if seconds < 0:
-            raise ValueError(f"cannot sleep a negative time: {seconds}")
+        # NaN and infinity would poison every later reading; time.sleep refuses them too.
+        if not math.isfinite(seconds) or seconds < 0:
+            raise ValueError(f"cannot sleep a negative or non-finite time: {seconds}")
         self.sleeps.append(seconds)
         self._now += seconds
 
     def advance(self, seconds: float) -> None:
         """Let time pass without anyone sleeping (the user went for coffee)."""
-        if seconds < 0:
-            raise ValueError(f"time only moves forward: {seconds}")
+        if not math.isfinite(seconds) or seconds < 0:
+            raise ValueError(f"time only moves forward, by a finite amount: {seconds}")
         self._now += seconds
 
     def __repr__(self) -> str:

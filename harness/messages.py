@@ -63,13 +63,15 @@ def from_reply(reply: APIMessage) -> MessageDict:
     Tool calls are kept only when the model stopped *to* call them (``stop_reason ==
     "tool_use"``): a reply cut off by ``max_tokens`` may end in an incomplete call that
     must not run and would otherwise sit unanswered. A reply left empty becomes
-    ``"(no content)"``, as in Claude Code.
+    ``"(no content)"``, as in Claude Code. A text block with only whitespace (the model
+    sometimes sends ``"\n\n"`` before a call) is dropped: the API refuses it when sent back.
     """
     message = assistant(reply)
     kept = [
         b
         for b in message["content"]
-        if b.get("type") != "tool_use" or reply.stop_reason == "tool_use"
+        if (b.get("type") != "tool_use" or reply.stop_reason == "tool_use")
+        and not _is_blank_text(b)
     ]
     message["content"] = kept or [text(NO_CONTENT)]
     return message
@@ -87,12 +89,39 @@ def tool_result(tool_use_id: str, content: str | list[Block], *, is_error: bool 
     return block
 
 
+def as_block(block: Any) -> Block:
+    """A content block as a dict: SDK block objects (``reply.content[0]``) become their JSON."""
+    if isinstance(block, dict):
+        return block  # the same object: callers may rely on editing it in place
+    if isinstance(block, Mapping):
+        return dict(block)
+    dump = getattr(block, "model_dump", None)
+    if callable(dump):
+        return dict(dump(mode="json", exclude_none=True))
+    raise TypeError(f"a content block must be a dict or an SDK block, not {type(block).__name__}")
+
+
 def blocks(message: Mapping[str, Any]) -> list[Block]:
-    """A message's content as a list of blocks (a string becomes one text block)."""
+    """A message's content as a list of block dicts (a string becomes one text block).
+
+    SDK block objects are accepted as the SDK accepts them (appending ``reply.content`` as
+    the SDK's examples do) and turned into their JSON form.
+    """
     content = message.get("content")
     if isinstance(content, str):
         return [text(content)]
-    return list(content or [])
+    return [as_block(b) for b in content or []]
+
+
+def normalize(messages: Sequence[Mapping[str, Any]]) -> list[MessageDict]:
+    """Plain-dict copies of ``messages``, as they go over the wire."""
+    out: list[MessageDict] = []
+    for message in messages:
+        copy = dict(message)
+        if not isinstance(copy.get("content"), str) and copy.get("content") is not None:
+            copy["content"] = [as_block(b) for b in copy["content"]]
+        out.append(copy)
+    return out
 
 
 def tool_uses(message: Mapping[str, Any]) -> list[Block]:
@@ -112,6 +141,7 @@ def text_of(message: Mapping[str, Any]) -> str:
 
 ProblemKind = Literal[
     "empty_conversation",
+    "bad_block",
     "bad_role",
     "first_not_user",
     "roles_not_alternating",
@@ -146,13 +176,20 @@ def _is_blank_text(block: Mapping[str, Any]) -> bool:
     return block.get("type") == "text" and not str(block.get("text", "")).strip()
 
 
-def _check_message(i: int, message: Mapping[str, Any]) -> list[Problem]:
+def _check_message(i: int, message: Mapping[str, Any], *, last: bool = False) -> list[Problem]:
     role = message.get("role")
     if role not in ("user", "assistant"):
         return [Problem("bad_role", i, f"role must be 'user' or 'assistant', not {role!r}")]
     content = message.get("content")
     if content is None or content == "" or content == []:
+        if role == "assistant" and last:
+            return []  # the API allows an empty final assistant message (a prefill to continue)
         return [Problem("empty_content", i, f"{role} message has empty content")]
+    if not isinstance(content, str):
+        try:
+            content = [as_block(b) for b in content]
+        except TypeError as error:
+            return [Problem("bad_block", i, str(error))]
     problems: list[Problem] = []
     if isinstance(content, str):
         if not content.strip():
@@ -201,7 +238,9 @@ def validate(messages: Sequence[Mapping[str, Any]]) -> list[Problem]:
         problems.append(Problem("first_not_user", 0, "the first message must be from the user"))
     seen_ids: set[str] = set()
     for i, message in enumerate(messages):
-        problems.extend(_check_message(i, message))
+        problems.extend(_check_message(i, message, last=i == len(messages) - 1))
+        if any(p.kind == "bad_block" for p in problems):
+            return problems  # the pairing checks below would only repeat it
         if i > 0 and message.get("role") == messages[i - 1].get("role"):
             problems.append(
                 Problem(
@@ -235,13 +274,16 @@ def _check_pairing(messages: Sequence[Mapping[str, Any]], i: int) -> list[Proble
         )
         for use in tool_uses(message):
             if str(use.get("id")) not in answered:
-                where = "the conversation ends" if following is None else f"messages[{i + 1}]"
+                where = (
+                    "the conversation ends here"
+                    if following is None
+                    else f"messages[{i + 1}] does not answer it"
+                )
                 problems.append(
                     Problem(
                         "tool_use_unanswered",
                         i,
-                        f"tool_use has no tool_result with its id in the next message "
-                        f"({where} does not answer it)",
+                        f"tool_use has no tool_result with its id in the next message ({where})",
                         str(use.get("id")),
                     )
                 )

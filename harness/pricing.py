@@ -120,3 +120,60 @@ def cost_of(usage: Usage, model: str, on: date = PRICES_AS_OF) -> Cost:
         cache_read=(usage.cache_read_input_tokens or 0) * p.cache_read / per,
         output=usage.output_tokens * p.output / per,
     )
+
+
+class MeteredCall(BaseModel):
+    """One model call's usage and what it cost."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    usage: Usage
+    cost: Cost | None
+    """``None`` when the price table does not know the model (the run goes on regardless)."""
+
+    @property
+    def prompt_tokens(self) -> int:
+        """The whole prompt: uncached input + cache writes + cache reads."""
+        u = self.usage
+        return (
+            u.input_tokens + (u.cache_creation_input_tokens or 0) + (u.cache_read_input_tokens or 0)
+        )
+
+
+class CostMeter(BaseModel):
+    """Every model call of a run, with its cost; the agent keeps one (``agent.meter``)."""
+
+    calls: list[MeteredCall] = []
+
+    def record(self, model: str, usage: Usage) -> MeteredCall:
+        try:
+            cost: Cost | None = cost_of(usage, model)
+        except KeyError:
+            cost = None
+        call = MeteredCall(model=model, usage=usage, cost=cost)
+        self.calls.append(call)
+        return call
+
+    @property
+    def total(self) -> Cost:
+        """The cost of every priced call (see :attr:`unpriced` for the others)."""
+        return sum((c.cost for c in self.calls if c.cost is not None), Cost())
+
+    @property
+    def unpriced(self) -> int:
+        """How many calls used a model missing from the price table."""
+        return sum(1 for c in self.calls if c.cost is None)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(c.prompt_tokens for c in self.calls)
+
+    @property
+    def cache_read_tokens(self) -> int:
+        return sum(c.usage.cache_read_input_tokens or 0 for c in self.calls)
+
+    @property
+    def cache_read_share(self) -> float:
+        """Share of all prompt tokens that were read from the cache."""
+        return self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else 0.0

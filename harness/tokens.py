@@ -74,11 +74,18 @@ def estimate_block(block: Mapping[str, Any]) -> int:
 
 
 def estimate_content(content: Any) -> int:
-    """Estimated tokens of a message's ``content``: a string or a list of blocks."""
+    """Estimated tokens of a message's ``content``: a string or a list of blocks.
+
+    A string is the same to the API as one text block holding it, so it counts the same.
+    """
     if isinstance(content, str):
-        return estimate_text(content)
+        return estimate_block({"type": "text", "text": content})
     if isinstance(content, Iterable):
-        return sum(estimate_block(block) for block in content)
+        # SDK block objects (appended from a reply as is) count as their JSON form.
+        return sum(
+            estimate_block(b if isinstance(b, Mapping) else b.model_dump(exclude_none=True))
+            for b in content
+        )
     return 0
 
 
@@ -91,21 +98,25 @@ def estimate_system(system: str | Sequence[Mapping[str, Any]] | None) -> int:
     if system is None:
         return 0
     if isinstance(system, str):
-        return estimate_text(system)
+        return estimate_block({"type": "text", "text": system})
     return sum(estimate_block(block) for block in system)
 
 
-def estimate_tools(tools: Sequence[Mapping[str, Any]] | None) -> int:
-    if not tools:
-        return 0
-    definitions = sum(
+def estimate_tool(tool: Mapping[str, Any]) -> int:
+    """Estimated tokens of one tool definition (name, description, input schema)."""
+    return (
         TOOL_DEFINITION_OVERHEAD
         + estimate_text(str(tool.get("name", "")))
         + estimate_text(str(tool.get("description", "")))
         + estimate_text(_json(tool.get("input_schema", {})))
-        for tool in tools
     )
-    return TOOL_USE_SYSTEM_PROMPT + definitions
+
+
+def estimate_tools(tools: Sequence[Mapping[str, Any]] | None) -> int:
+    """All tool definitions, plus the tool-use system prompt the API adds when there are any."""
+    if not tools:
+        return 0
+    return TOOL_USE_SYSTEM_PROMPT + sum(estimate_tool(tool) for tool in tools)
 
 
 def estimate_request(
@@ -152,6 +163,10 @@ def count_tokens(
     """
     if counter is None:
         return estimate_request(messages, system=system, tools=tools)
+    if not model:
+        raise ValueError(
+            "count_tokens with a counter needs the model id (the API counts per model)"
+        )
     return counter.count_tokens(model=model, messages=messages, system=system, tools=tools)
 
 

@@ -20,7 +20,7 @@ from harness.clock import Clock
 from harness.model.live import AnthropicModel
 from harness.model.scripted import ScriptedModel, Step
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 
 
 @runtime_checkable
@@ -77,9 +77,11 @@ def default_model(
     is ignored and the real model answers (so outputs will differ from the stored ones).
     """
     if is_live(env):
-        base_url = (os.environ if env is None else env).get("ANTHROPIC_BASE_URL")
+        source = os.environ if env is None else env
+        base_url = source.get("ANTHROPIC_BASE_URL", "").strip() or None
         where = f" at {base_url}" if base_url else ""
         _announce(f"Live mode: the Anthropic API{where} answers (model {model_name(env)}).")
-        return AnthropicModel()
+        # The key and base URL come from `env` (the client alone would read os.environ only).
+        return AnthropicModel(api_key=source["ANTHROPIC_API_KEY"].strip(), base_url=base_url)
     _announce("Offline mode: a scripted model answers (set ANTHROPIC_API_KEY to go live).")
     return ScriptedModel(script, clock=clock, context_window=context_window)

@@ -29,8 +29,17 @@ class AnthropicModel:
     passed to tools.
     """
 
-    def __init__(self, client: anthropic.Anthropic | None = None) -> None:
-        self.client = client or anthropic.Anthropic(max_retries=0)
+    def __init__(
+        self,
+        client: anthropic.Anthropic | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+    ) -> None:
+        # Without a client, build one; a key or base URL left out is read from the environment.
+        self.client = client or anthropic.Anthropic(
+            api_key=api_key, base_url=base_url, max_retries=0
+        )
 
     def __repr__(self) -> str:
         return f"AnthropicModel(base_url={str(self.client.base_url)!r})"
