@@ -34,6 +34,7 @@ from harness.events import (
     TurnEnded,
 )
 from harness.model.base import DEFAULT_MODEL, Model
+from harness.pricing import CostMeter
 from harness.tools.base import Tool, ToolContext, ToolRegistry
 from harness.tools.dispatch import ToolRunner
 from harness.tools.hooks import Hooks, describe_failure
@@ -116,6 +117,10 @@ class Agent:
         plugins: Iterable[Plugin] = (),
         **settings: Any,
     ) -> None:
+        if config is not None and settings:
+            raise TypeError(
+                f"pass settings in config= or as keywords, not both: {sorted(settings)}"
+            )
         self.model = model
         self.config = config or AgentConfig(**settings)
         self.system = system
@@ -133,6 +138,8 @@ class Agent:
             hooks=hooks or Hooks(),
             storage=storage,
         )
+        self.meter = CostMeter()
+        """Usage and cost of every model call this agent made."""
         self._events: list[Event] = []
         self._running = threading.Lock()
 
@@ -153,13 +160,13 @@ class Agent:
                 yield AssistantReplied(turn, reply)
                 self._at_each_plugin("after_reply", reply)  # memory, transcripts
                 yield from self._drain()
-                if reply.stop_reason != "tool_use":
+                # from_reply kept tool calls only if the model stopped to make them.
+                if not (calls := m.tool_uses(self.messages[-1])):
                     if (reason := (yield from self._stop_hooks(reply))) is None:
                         yield TurnEnded(turn, reply.stop_reason)
                         return
                     self.messages.append(m.user(reason))
                     continue
-                calls = m.tool_uses(self.messages[-1])
                 results = yield from self.tools.run(calls)  # permissions, hooks, threads
                 self.messages.append(m.user(results))
             yield MaxTurnsReached(self.config.max_turns)
@@ -179,7 +186,9 @@ class Agent:
 
     def _call_model(self, request: ModelRequest) -> Message:
         def innermost(r: ModelRequest) -> Message:
-            return self.model.create(**r.kwargs())
+            reply = self.model.create(**r.kwargs())
+            self.meter.record(r.model, reply.usage)  # every call is billed, kept or not
+            return reply
 
         call: Callable[[ModelRequest], Message] = innermost
         for plugin in reversed(self.plugins):  # the first plugin is the outermost layer
@@ -231,8 +240,11 @@ class Agent:
         """If the conversation ends on unanswered tool calls, answer them as interrupted."""
         last = self.messages[-1] if self.messages else None
         if last is not None and last["role"] == "assistant" and m.tool_uses(last):
+            # Calls that ran keep their real results; only those that never ran are interrupted.
+            done = self.tools.finished
             results = [
-                m.tool_result(u["id"], INTERRUPTED, is_error=True) for u in m.tool_uses(last)
+                done.get(u["id"]) or m.tool_result(u["id"], INTERRUPTED, is_error=True)
+                for u in m.tool_uses(last)
             ]
             self.messages.append(m.user(results))
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from harness.clock import Clock, RealClock
 from harness.tools.workspace import Workspace
@@ -22,6 +22,16 @@ InputT = TypeVar("InputT", bound=BaseModel)
 
 ToolOutput = str | list[dict[str, Any]]
 """What a tool returns: text, or a list of content blocks (text, image)."""
+
+
+class ToolInput(BaseModel):
+    """Base for tool input models: an argument the tool does not have is an error.
+
+    Without this, pydantic drops unknown fields silently, and a model that misspells an
+    argument (``paht`` for ``path``) or invents one never learns that it was ignored.
+    """
+
+    model_config = ConfigDict(extra="forbid")
 
 
 class ToolError(Exception):
@@ -50,6 +60,9 @@ class Tool(Generic[InputT]):
     function: Callable[[InputT, ToolContext], ToolOutput]
     read_only: bool = False
     """Read-only tools change nothing, so several in one turn may run in parallel."""
+    spill: bool = True
+    """Whether an oversized result is moved to storage. Off for the tool that reads it back
+    (else reading a stored result would store it again; Claude Code exempts Read too)."""
 
     def definition(self) -> dict[str, Any]:
         """The tool as the API takes it in ``tools=[...]``."""
@@ -73,6 +86,7 @@ def tool(
     *,
     name: str | None = None,
     read_only: bool = False,
+    spill: bool = True,
 ) -> Callable[[Callable[[InputT, ToolContext], ToolOutput]], Tool[InputT]]:
     """Make a :class:`Tool` from a function; its docstring is the description.
 
@@ -90,7 +104,7 @@ def tool(
         description = " ".join((function.__doc__ or "").split())
         if not description:
             raise ValueError(f"tool {function.__name__!r} needs a docstring: it is the description")
-        return Tool(name or function.__name__, description, input_model, function, read_only)
+        return Tool(name or function.__name__, description, input_model, function, read_only, spill)
 
     return wrap
 

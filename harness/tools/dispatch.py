@@ -68,9 +68,17 @@ class ToolRunner:
     approver: Approver = deny_all
     hooks: Hooks = field(default_factory=Hooks)
     storage: ResultStorage | None = None
+    finished: dict[str, Block] = field(default_factory=dict)
+    """The results of the current batch of calls, recorded as soon as they exist."""
 
     def run(self, calls: Iterable[Block]) -> Generator[Event, None, list[Block]]:
-        """Run one reply's tool calls; yields events, returns the ``tool_result`` blocks."""
+        """Run one reply's tool calls; yields events, returns the ``tool_result`` blocks.
+
+        Between the first tool starting and the last result being recorded in
+        :attr:`finished` nothing is yielded, so a caller that stops iterating can never
+        lose a result of a tool that already ran (and so never runs it twice).
+        """
+        self.finished = {}
         prepared: list[_Call] = []
         for block in calls:
             use = ToolUse(str(block["id"]), str(block["name"]), dict(block.get("input") or {}))
@@ -79,12 +87,15 @@ class ToolRunner:
             prepared.append(call)
         for batch in _batches(prepared):
             self._execute(batch)
-        results: list[Block] = []
+        events: list[Event] = []
         for call in prepared:
-            content, is_error = yield from self._finish(call)
-            yield ToolFinished(call.use.tool_use_id, call.use.name, content, is_error)
-            results.append(tool_result(call.use.tool_use_id, content, is_error=is_error))
-        return results
+            content, is_error = self._finish(call, events)
+            self.finished[call.use.tool_use_id] = tool_result(
+                call.use.tool_use_id, content, is_error=is_error
+            )
+            events.append(ToolFinished(call.use.tool_use_id, call.use.name, content, is_error))
+        yield from events
+        return [self.finished[call.use.tool_use_id] for call in prepared]
 
     def _prepare(self, use: ToolUse) -> Generator[Event, None, _Call]:
         tool = self.registry.get(use.name)
@@ -110,9 +121,16 @@ class ToolRunner:
             tool.input_model.model_validate(use.input)
         except ValidationError as error:  # a hook rewrote the input into something invalid
             return _Call(use, error=format_validation_error(use.name, error))
-        decision, reason = self.permissions.decide(use.name, use.input, read_only=tool.read_only)
+        decision, reason = self.permissions.decide(
+            use.name, use.input, read_only=tool.read_only, workspace=self.context.workspace
+        )
         if decision == "ask":
-            answer = self.approver(ApprovalRequest(use.tool_use_id, use.name, use.input, reason))
+            try:
+                answer = self.approver(
+                    ApprovalRequest(use.tool_use_id, use.name, use.input, reason)
+                )
+            except Exception as error:  # nobody could be asked (closed stdin, a broken widget)
+                answer = Approval(False, f"the approver failed ({type(error).__name__}: {error})")
             approval = answer if isinstance(answer, Approval) else Approval(bool(answer))
             decision = "allow" if approval.approved else "deny"
             reason = (
@@ -133,7 +151,9 @@ class ToolRunner:
                 f"A PreToolUse hook blocked this call: {verdict.reason or 'no reason given'}",
             )
         if verdict.input is not None:
-            yield HookReported("PreToolUse", use.name, "changed input", json.dumps(verdict.input))
+            yield HookReported(
+                "PreToolUse", use.name, "changed input", json.dumps(verdict.input, default=str)
+            )
             return replace(use, input=dict(verdict.input)), None
         return use, None
 
@@ -156,7 +176,7 @@ class ToolRunner:
         except Exception as error:  # the tool's own bug: report it, keep the loop going
             call.error = f"{call.use.name} failed with {type(error).__name__}: {error}"
 
-    def _finish(self, call: _Call) -> Generator[Event, None, tuple[str, bool]]:
+    def _finish(self, call: _Call, events: list[Event]) -> tuple[str, bool]:
         is_error = call.error is not None
         content = call.error if call.error is not None else _text(call.output or "")
         if not content.strip():
@@ -165,14 +185,16 @@ class ToolRunner:
             try:
                 changed = hook(call.use, content, is_error)
             except Exception as error:
-                yield HookReported(
-                    "PostToolUse", call.use.name, "failed", describe_failure(hook, error)
+                events.append(
+                    HookReported(
+                        "PostToolUse", call.use.name, "failed", describe_failure(hook, error)
+                    )
                 )
                 continue
             if changed is not None:
-                yield HookReported("PostToolUse", call.use.name, "changed result", changed)
+                events.append(HookReported("PostToolUse", call.use.name, "changed result", changed))
                 content = changed
-        if self.storage is not None and not is_error:
+        if self.storage is not None and not is_error and call.tool is not None and call.tool.spill:
             content = self.storage.spill(call.use.tool_use_id, content)
         return content, is_error
 

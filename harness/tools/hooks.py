@@ -47,6 +47,16 @@ StopHook = Callable[[Message], str | None]
 """Gets the final reply; returns a reason to keep going, or None to let the run end."""
 
 
+def _check_matcher(matcher: str) -> None:
+    """A bad matcher is refused when the hook is added, not in the middle of a run."""
+    if matcher == "*":
+        return
+    try:
+        re.compile(matcher)
+    except re.error as error:
+        raise ValueError(f"hook matcher {matcher!r} is not a valid pattern: {error}") from None
+
+
 def _matches(matcher: str, name: str) -> bool:
     return matcher == "*" or re.fullmatch(matcher, name) is not None
 
@@ -58,10 +68,12 @@ class Hooks:
     stop: list[StopHook] = field(default_factory=list)
 
     def on_pre_tool_use(self, hook: PreToolUseHook, matcher: str = "*") -> PreToolUseHook:
+        _check_matcher(matcher)
         self.pre_tool_use.append((matcher, hook))
         return hook
 
     def on_post_tool_use(self, hook: PostToolUseHook, matcher: str = "*") -> PostToolUseHook:
+        _check_matcher(matcher)
         self.post_tool_use.append((matcher, hook))
         return hook
 
@@ -70,10 +82,18 @@ class Hooks:
         return hook
 
     def pre(self, name: str) -> list[PreToolUseHook]:
-        return [hook for matcher, hook in self.pre_tool_use if _matches(matcher, name)]
+        return [hook for matcher, hook in self.pre_tool_use if _safe_matches(matcher, name)]
 
     def post(self, name: str) -> list[PostToolUseHook]:
-        return [hook for matcher, hook in self.post_tool_use if _matches(matcher, name)]
+        return [hook for matcher, hook in self.post_tool_use if _safe_matches(matcher, name)]
+
+
+def _safe_matches(matcher: str, name: str) -> bool:
+    # Lists can be filled directly, past the check in on_*: a bad pattern then matches nothing.
+    try:
+        return _matches(matcher, name)
+    except re.error:
+        return False
 
 
 def describe_failure(hook: Callable[..., Any], error: BaseException) -> str:

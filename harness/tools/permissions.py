@@ -13,11 +13,11 @@ Modes (Claude Code's ``default``, ``acceptEdits``, ``plan``, ``bypassPermissions
 * ``plan``: read-only tools only; anything that changes something is denied.
 * ``bypass``: everything runs (deny rules still win: they are the last line of defence).
 
-Shell commands are split on ``&&``, ``||``, ``;``, ``|`` and newlines, and every part must be
-allowed on its own, so ``git status && rm -rf ~`` is not let through by ``bash(git *)``. A
-command with ``$(...)`` or backticks cannot be checked part by part, so it always asks.
-(Claude Code parses the shell far more thoroughly; this splitter honours quotes but is a
-teaching version.)
+Shell commands are split on ``&&``, ``||``, ``;``, ``|``, ``&`` and newlines, and every part
+must be allowed on its own, so ``git status && rm -rf ~`` is not let through by ``bash(git *)``.
+A command with ``$(...)``, backticks or ``<(...)`` cannot be checked part by part, so it always
+asks. (Claude Code parses the shell far more thoroughly; this splitter honours quotes and
+backslashes but is a teaching version.)
 """
 
 from __future__ import annotations
@@ -47,11 +47,18 @@ SUBJECT_FIELDS: dict[str, str] = {
 
 
 def _glob_regex(pattern: str, *, path: bool) -> re.Pattern[str]:
-    """``*`` matches within a path segment (anything at all in a command), ``**`` anything."""
+    """``*`` matches within a path segment (anything at all in a command), ``**`` anything.
+
+    In a path, ``**/`` is zero or more directories (as in gitignore), so ``docs/**/*.md``
+    covers ``docs/a.md`` too: a deny rule written that way must not miss the top level.
+    """
     out = []
     i = 0
     while i < len(pattern):
-        if pattern.startswith("**", i):
+        if path and pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
             out.append(".*")
             i += 2
         elif pattern[i] == "*":
@@ -95,12 +102,19 @@ class Rule:
         return _glob_regex(self.pattern, path=tool != "bash").match(subject) is not None
 
 
-_SEPARATORS = ("&&", "||", ";", "|", "\n")
+_SEPARATORS = ("&&", "||", ";", "|", "&", "\n")
+# Substitutions run a command inside another one, where no rule can see it.
+_SUBSTITUTIONS = ("$(", "`", "<(", ">(")
+
+
+def _is_redirection(command: str, i: int) -> bool:
+    """``2>&1``, ``<&3``, ``&>file``: an ``&`` that is part of a redirection, not a separator."""
+    return (i > 0 and command[i - 1] in "<>") or command.startswith(">", i + 1)
 
 
 def split_command(command: str) -> list[str] | None:
     """The simple commands in a shell line, or ``None`` if it cannot be checked part by part."""
-    if "$(" in command or "`" in command:
+    if any(s in command for s in _SUBSTITUTIONS):
         return None
     parts: list[str] = []
     current: list[str] = []
@@ -108,6 +122,10 @@ def split_command(command: str) -> list[str] | None:
     i = 0
     while i < len(command):
         ch = command[i]
+        if ch == "\\" and quote != "'":  # escapes the next character (not inside '...')
+            current.append(command[i : i + 2])
+            i += 2
+            continue
         if quote:
             current.append(ch)
             if ch == quote:
@@ -120,7 +138,7 @@ def split_command(command: str) -> list[str] | None:
             i += 1
             continue
         separator = next((s for s in _SEPARATORS if command.startswith(s, i)), None)
-        if separator:
+        if separator and not (separator == "&" and _is_redirection(command, i)):
             parts.append("".join(current).strip())
             current = []
             i += len(separator)
@@ -160,7 +178,9 @@ class Permissions:
             workspace=workspace,
         )
 
-    def _subjects(self, tool: str, input: Mapping[str, Any]) -> list[str] | None:
+    def _subjects(
+        self, tool: str, input: Mapping[str, Any], workspace: Workspace | None
+    ) -> list[str] | None:
         name = SUBJECT_FIELDS.get(tool)
         value = input.get(name) if name else None
         if value is None:
@@ -168,18 +188,33 @@ class Permissions:
         text = str(value)
         if tool == "bash":
             return split_command(text)
-        if self.workspace is not None:
+        if workspace is not None:
             # A path that leaves the workspace is refused by the tool itself; rules see it raw.
             with contextlib.suppress(PathEscape):
-                text = self.workspace.relative(text)
+                text = workspace.relative(text)
         return [text]
 
     def decide(
-        self, tool: str, input: Mapping[str, Any], *, read_only: bool
+        self,
+        tool: str,
+        input: Mapping[str, Any],
+        *,
+        read_only: bool,
+        workspace: Workspace | None = None,
     ) -> tuple[Decision, str]:
-        """The decision for one call, and the reason (which rule or mode)."""
-        subjects = self._subjects(tool, input)
-        if subjects is None:
+        """The decision for one call, and the reason (which rule or mode).
+
+        ``workspace`` is where the tool will run (the runner passes its own), so that
+        ``./secrets/k`` cannot slip past ``deny: write_file(secrets/**)``; it defaults to
+        :attr:`workspace`.
+        """
+        subjects = self._subjects(tool, input, workspace or self.workspace)
+        if subjects is None:  # a substitution: no part can be trusted on its own
+            raw = str(input.get("command", ""))
+            if (rule := next((r for r in self.deny if r.matches(tool, raw)), None)) is not None:
+                return "deny", f"deny rule {rule}"
+            if self.mode == "bypass":
+                return "allow", "bypass mode"
             return "ask", "command substitution cannot be checked part by part"
         each: list[str | None] = list(subjects) if subjects else [None]
 
