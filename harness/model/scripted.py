@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from anthropic.types import (
@@ -37,8 +37,9 @@ from anthropic.types import (
 
 from harness import tokens
 from harness.clock import Clock, FakeClock
-from harness.messages import Problem, validate
+from harness.messages import Problem, normalize, validate
 from harness.model import faults
+from harness.model.cache import CacheResult, PromptCache, check_breakpoints
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,9 @@ class Request:
     tools: list[dict[str, Any]] | None
     extra: dict[str, Any]
     input_tokens: int
-    """The prompt's size by ``harness.tokens`` (what ``usage`` will report)."""
+    """The prompt's size by ``harness.tokens`` (what ``usage`` will report, all parts together)."""
+    cache: CacheResult | None = None
+    """How the prompt cache split this prompt (set once the request got a reply)."""
 
     @property
     def last_message(self) -> dict[str, Any]:
@@ -137,7 +140,7 @@ class ScriptedModel:
     """A deterministic stand-in for ``anthropic.Anthropic().messages``.
 
     >>> model = ScriptedModel([reply("Hello!")])
-    >>> model.create(model="claude-sonnet-4-5", max_tokens=100,
+    >>> model.create(model="claude-sonnet-4-6", max_tokens=100,
     ...              messages=[{"role": "user", "content": "Hi"}]).content[0].text
     'Hello!'
     """
@@ -150,11 +153,14 @@ class ScriptedModel:
         max_output: int = 64_000,
         clock: Clock | None = None,
         id_prefix: str = "",
+        cache: PromptCache | None = None,
     ) -> None:
         self.script: list[Step] = list(script)
         self.context_window = context_window
         self.max_output = max_output
         self.clock: Clock = clock or FakeClock()
+        self.cache = cache or PromptCache(clock=self.clock)
+        """The prompt cache this model's requests go through (on the same clock)."""
         self.id_prefix = id_prefix
         self.requests: list[Request] = []
         self._position = 0
@@ -210,7 +216,7 @@ class ScriptedModel:
         request = Request(
             model=model,
             max_tokens=max_tokens,
-            messages=copy.deepcopy([dict(m) for m in messages]),
+            messages=copy.deepcopy(normalize(messages)),
             system=copy.deepcopy(
                 system if isinstance(system, str) or system is None else [dict(b) for b in system]
             ),
@@ -237,26 +243,27 @@ class ScriptedModel:
         problems = validate(request.messages)
         if problems:
             raise faults.invalid_request(_api_message(problems[0]))
+        check_breakpoints(request.tools, request.system, request.messages)
         if request.input_tokens > self.context_window:
             raise faults.prompt_too_long(request.input_tokens, self.context_window)
 
     def _message(self, request: Request, step: Reply) -> Message:
+        # A stop sequence ends generation where it appears, before any token limit that lies
+        # further on is reached, so it is applied to the scripted reply first.
+        step, stop_sequence = _apply_stop_sequences(step, request.extra.get("stop_sequences") or [])
         room = self.context_window - request.input_tokens
         budget = min(request.max_tokens, room)
         content, cut = _fit(step, budget, self._new_id)
         stop_reason: StopReason
-        stop_sequence: str | None = None
         if cut:
+            stop_sequence = None
             stop_reason = (
                 "max_tokens" if request.max_tokens <= room else ("model_context_window_exceeded")
             )
+        elif stop_sequence is not None:
+            stop_reason = "stop_sequence"
         else:
             stop_reason = step.stop_reason or ("tool_use" if step.tool_calls else "end_turn")
-            content, stop_sequence = _apply_stop_sequences(
-                content, request.extra.get("stop_sequences") or []
-            )
-            if stop_sequence is not None:
-                stop_reason = "stop_sequence"
         output_tokens = sum(
             tokens.estimate_block(block.model_dump(exclude_none=True)) for block in content
         )
@@ -272,14 +279,26 @@ class ScriptedModel:
         )
 
     def _usage(self, request: Request, output_tokens: int) -> Usage:
-        # Chapter 03 replaces this split with the prompt-cache simulator's: until then every
-        # prompt token is uncached input.
+        """Usage as the API reports it: the prompt split by the cache simulator (chapter 03)."""
+        split = self.cache.process(
+            model=request.model,
+            tools=request.tools,
+            system=request.system,
+            messages=request.messages,
+        )
+        for i in range(len(self.requests) - 1, -1, -1):  # by identity: equal requests may repeat
+            if self.requests[i] is request:
+                self.requests[i] = replace(request, cache=split)
+                break
         return Usage(
-            input_tokens=request.input_tokens,
+            input_tokens=split.uncached,
             output_tokens=output_tokens,
-            cache_creation_input_tokens=0,
-            cache_read_input_tokens=0,
-            cache_creation=CacheCreation(ephemeral_5m_input_tokens=0, ephemeral_1h_input_tokens=0),
+            cache_creation_input_tokens=split.written,
+            cache_read_input_tokens=split.read,
+            cache_creation=CacheCreation(
+                ephemeral_5m_input_tokens=split.written_5m,
+                ephemeral_1h_input_tokens=split.written_1h,
+            ),
             service_tier="standard",
         )
 
@@ -333,17 +352,13 @@ def _fit(
     return content, False
 
 
-def _apply_stop_sequences(
-    content: Content, stop_sequences: Sequence[str]
-) -> tuple[Content, str | None]:
-    """Cut the first text block at the earliest stop sequence, dropping what follows."""
-    for i, block in enumerate(content):
-        if not isinstance(block, TextBlock):
-            continue
-        hits = [(block.text.find(s), s) for s in stop_sequences if s and s in block.text]
-        if hits:
-            position, sequence = min(hits)
-            kept = block.text[:position]
-            head: Content = content[:i]
-            return ([*head, TextBlock(type="text", text=kept)] if kept else head), sequence
-    return content, None
+def _apply_stop_sequences(step: Reply, stop_sequences: Sequence[str]) -> tuple[Reply, str | None]:
+    """Cut the reply's text at the earliest stop sequence; generation ends there, so the
+    tool calls that would have followed the text are never made."""
+    if step.text is None:
+        return step, None
+    hits = [(step.text.find(s), s) for s in stop_sequences if s and s in step.text]
+    if not hits:
+        return step, None
+    position, sequence = min(hits)
+    return Reply(text=step.text[:position] or None), sequence

@@ -1,0 +1,271 @@
+"""The prompt cache, simulated by the API's documented rules.
+
+The API caches *prefixes* of a request. The prefix runs in a fixed order, tools, then the
+system prompt, then the messages, block by block, and is only ever cached up to a block
+that carries ``cache_control`` (a breakpoint). On the next request:
+
+* a breakpoint reads the longest cached prefix ending at it, or at any of the 20 blocks
+  before it (the lookback), and then writes the prefix up to itself;
+* at most 4 breakpoints are allowed (a 5th is a 400);
+* an entry lives 5 minutes (or 1 hour with ``"ttl": "1h"``), and each read renews it;
+* a prefix shorter than the model's minimum (1,024 tokens for Sonnet and Opus 4.x) is
+  silently not cached;
+* any change to a block changes every prefix that contains it: the request misses from
+  the first changed block on.
+
+Usage then splits the prompt three ways: ``cache_read_input_tokens`` (the prefix found),
+``cache_creation_input_tokens`` (from there to the last breakpoint, written now) and
+``input_tokens`` (the rest, after the last breakpoint).
+
+Simplified, and said so: the real cache is per organisation and per model, and is
+best-effort (a hit is likely, not promised); entries here never get evicted early. Token
+counts come from ``harness.tokens``, so they add up exactly to the request's estimate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from harness import tokens
+from harness.clock import Clock, FakeClock
+from harness.model import faults
+
+TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+MAX_BREAKPOINTS = 4
+LOOKBACK_BLOCKS = 20
+# Sonnet and Opus 4.x cache prefixes of 1,024 tokens or more; some Haiku and Opus versions
+# need 2,048 or 4,096. Pass ``minimum_tokens`` for those.
+DEFAULT_MINIMUM_TOKENS = 1024
+
+TTL = Literal["5m", "1h"]
+
+
+@dataclass(frozen=True)
+class PrefixBlock:
+    """One block of the request's prefix, with the digest of the prefix up to it."""
+
+    where: str
+    """Where the block sits: ``tools[1] (grep)``, ``system[0]``, ``messages[4].content[0]``."""
+    tokens: int
+    digest: str
+    """Hash of every block up to and including this one (``cache_control`` left out)."""
+    breakpoint: TTL | None
+
+
+def _canonical(block: Mapping[str, Any]) -> str:
+    plain = {k: v for k, v in block.items() if k != "cache_control"}
+    return json.dumps(plain, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _ttl(block: Mapping[str, Any]) -> TTL | None:
+    control = block.get("cache_control")
+    if not control:
+        return None
+    return "1h" if control.get("ttl") == "1h" else "5m"
+
+
+def prefix_blocks(
+    tools: Sequence[Mapping[str, Any]] | None,
+    system: str | Sequence[Mapping[str, Any]] | None,
+    messages: Sequence[Mapping[str, Any]],
+) -> list[PrefixBlock]:
+    """The request as the cache sees it: blocks in prefix order, with their token counts.
+
+    The counts add up to ``tokens.estimate_request`` of the same request: the tool-use system
+    prompt is counted with the first tool, each message's overhead with its first block.
+    """
+    items: list[tuple[str, Mapping[str, Any], int]] = []
+    for i, tool in enumerate(tools or []):
+        extra = tokens.TOOL_USE_SYSTEM_PROMPT if i == 0 else 0
+        items.append((f"tools[{i}] ({tool.get('name')})", tool, extra + tokens.estimate_tool(tool)))
+    if isinstance(system, str):
+        items.append(("system", {"type": "text", "text": system}, tokens.estimate_system(system)))
+    else:
+        for i, block in enumerate(system or []):
+            items.append((f"system[{i}]", block, tokens.estimate_block(block)))
+    for i, message in enumerate(messages):
+        content = message.get("content", "")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+        for j, block in enumerate(parts):
+            overhead = tokens.MESSAGE_OVERHEAD if j == 0 else 0
+            size = tokens.estimate_block(block)
+            keyed = {"role": message.get("role"), **block} if j == 0 else block
+            items.append((f"messages[{i}].content[{j}]", keyed, overhead + size))
+    out: list[PrefixBlock] = []
+    running = hashlib.sha256()
+    for where, block, size in items:
+        running.update(_canonical(block).encode())
+        running.update(b"\x1e")
+        out.append(PrefixBlock(where, size, running.copy().hexdigest()[:16], _ttl(block)))
+    return out
+
+
+@dataclass(frozen=True)
+class CacheResult:
+    """How one request's prompt split between cache reads, cache writes and plain input."""
+
+    read: int
+    written_5m: int
+    written_1h: int
+    uncached: int
+    breakpoints: int
+    read_until: str | None
+    """The last block read from cache (``None``: nothing was read)."""
+    explanation: str
+    """In words: what was read and written, or why nothing was (the teaching twin of the
+    API's cache-miss reasons)."""
+
+    @property
+    def written(self) -> int:
+        return self.written_5m + self.written_1h
+
+    @property
+    def total(self) -> int:
+        return self.read + self.written + self.uncached
+
+
+@dataclass
+class _Entry:
+    ttl: float
+    expires_at: float
+
+
+@dataclass
+class PromptCache:
+    """A prompt cache for one organisation: entries keyed by model and prefix digest."""
+
+    clock: Clock = field(default_factory=FakeClock)
+    minimum_tokens: int = DEFAULT_MINIMUM_TOKENS
+    lookback: int = LOOKBACK_BLOCKS
+    entries: dict[tuple[str, str], _Entry] = field(default_factory=dict)
+    _last: dict[str, tuple[list[PrefixBlock], float, int]] = field(default_factory=dict)
+
+    def process(
+        self,
+        *,
+        model: str,
+        tools: Sequence[Mapping[str, Any]] | None,
+        system: str | Sequence[Mapping[str, Any]] | None,
+        messages: Sequence[Mapping[str, Any]],
+    ) -> CacheResult:
+        """Look the request up, write its breakpoints, and say how its tokens split."""
+        blocks = prefix_blocks(tools, system, messages)
+        marks = [i for i, b in enumerate(blocks) if b.breakpoint]
+        _check_breakpoints(blocks, marks)
+        now = self.clock.now()
+        self.entries = {k: e for k, e in self.entries.items() if e.expires_at > now}
+        cumulative = [0]
+        for b in blocks:
+            cumulative.append(cumulative[-1] + b.tokens)
+
+        read_end = 0  # blocks [0, read_end) come from the cache
+        for mark in marks:
+            for j in range(mark, max(-1, mark - self.lookback - 1), -1):
+                entry = self.entries.get((model, blocks[j].digest))
+                if entry is not None:
+                    entry.expires_at = now + entry.ttl  # a read renews the entry
+                    read_end = max(read_end, j + 1)
+                    break
+
+        write_end = read_end
+        written_1h = 0
+        for mark in marks:
+            if cumulative[mark + 1] < self.minimum_tokens:
+                continue  # too short to cache: silently skipped, as the API does
+            ttl = blocks[mark].breakpoint or "5m"
+            self.entries[(model, blocks[mark].digest)] = _Entry(
+                TTL_SECONDS[ttl], now + TTL_SECONDS[ttl]
+            )
+            if mark + 1 > write_end:
+                if ttl == "1h":
+                    written_1h += cumulative[mark + 1] - cumulative[write_end]
+                write_end = mark + 1
+        read = cumulative[read_end]
+        written = cumulative[write_end] - read
+        explanation = self._explain(model, blocks, marks, read_end, write_end, now)
+        self._last[model] = (blocks, now, write_end)
+        return CacheResult(
+            read=read,
+            written_5m=written - written_1h,
+            written_1h=written_1h,
+            uncached=cumulative[-1] - read - written,
+            breakpoints=len(marks),
+            read_until=blocks[read_end - 1].where if read_end else None,
+            explanation=explanation,
+        )
+
+    def _explain(
+        self,
+        model: str,
+        blocks: list[PrefixBlock],
+        marks: list[int],
+        read_end: int,
+        write_end: int,
+        now: float,
+    ) -> str:
+        if not marks:
+            return "no cache_control breakpoint: nothing can be cached"
+        if write_end == 0 and read_end == 0:
+            size = sum(b.tokens for b in blocks[: marks[-1] + 1])
+            minimum = f"{self.minimum_tokens:,}-token minimum"
+            return f"prefix of {size:,} tokens is below the {minimum}: not cached"
+        head = f"read up to {blocks[read_end - 1].where}" if read_end else "nothing read"
+        reason = self._why_stopped(model, blocks, marks, read_end, now)
+        tail = f"; wrote up to {blocks[write_end - 1].where}" if write_end > read_end else ""
+        return f"{head}{reason}{tail}"
+
+    def _why_stopped(
+        self, model: str, blocks: list[PrefixBlock], marks: list[int], read_end: int, now: float
+    ) -> str:
+        previous = self._last.get(model)
+        if previous is None:
+            return " (first request: the cache was empty)"
+        old, when, old_write_end = previous
+        if read_end >= old_write_end:
+            return ""  # everything the last request cached was found
+        first_change = next(
+            (i for i, (a, b) in enumerate(zip(old, blocks, strict=False)) if a.digest != b.digest),
+            min(len(old), len(blocks)),
+        )
+        if first_change < old_write_end:
+            if first_change >= len(blocks):
+                return " (this request is shorter than the prefix cached last time)"
+            return f" (first change since the last request: {blocks[first_change].where})"
+        idle = now - when
+        ttl = old[old_write_end - 1].breakpoint or "5m"  # the last entry it wrote
+        if idle > TTL_SECONDS[ttl]:
+            span = "1-hour" if ttl == "1h" else "5-minute"
+            return f" (idle {idle / 60:.1f} min, longer than the {span} TTL: the entry expired)"
+        if all(mark < old_write_end - 1 for mark in marks):
+            return " (every breakpoint comes before the end of the prefix cached last time)"
+        return f" (the cached prefix ends more than {self.lookback} blocks before every breakpoint)"
+
+
+def check_breakpoints(
+    tools: Sequence[Mapping[str, Any]] | None,
+    system: str | Sequence[Mapping[str, Any]] | None,
+    messages: Sequence[Mapping[str, Any]],
+) -> None:
+    """Refuse what the API refuses (400): over 4 breakpoints, a 1-hour one after a 5-minute one."""
+    blocks = prefix_blocks(tools, system, messages)
+    _check_breakpoints(blocks, [i for i, b in enumerate(blocks) if b.breakpoint])
+
+
+def _check_breakpoints(blocks: list[PrefixBlock], marks: list[int]) -> None:
+    if len(marks) > MAX_BREAKPOINTS:
+        raise faults.invalid_request(
+            f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
+            f"Found {len(marks)}."
+        )
+    seen_5m = False
+    for i in marks:
+        if blocks[i].breakpoint == "5m":
+            seen_5m = True
+        elif seen_5m:
+            raise faults.invalid_request(
+                "a cache_control block with ttl='1h' must not come after one with ttl='5m'"
+            )
