@@ -227,7 +227,11 @@ def with_breakpoints(request: ModelRequest) -> ModelRequest:
     agent's own conversation: a breakpoint left behind there would pile up turn after turn)."""
     tools = copy.deepcopy(request.tools) if request.tools else request.tools
     if tools:
-        tools[-1]["cache_control"] = dict(EPHEMERAL)
+        # The API wants 1-hour breakpoints before 5-minute ones: if the system prompt caches
+        # for an hour, the tools before it must too.
+        system = request.system if isinstance(request.system, list) else []
+        hour = any((b.get("cache_control") or {}).get("ttl") == "1h" for b in system)
+        tools[-1]["cache_control"] = {**EPHEMERAL, "ttl": "1h"} if hour else dict(EPHEMERAL)
     messages = list(request.messages)
     if messages:
         last = copy.deepcopy(messages[-1])
@@ -235,7 +239,7 @@ def with_breakpoints(request: ModelRequest) -> ModelRequest:
         blocks: list[dict[str, Any]] = (
             [{"type": "text", "text": content}] if isinstance(content, str) else content
         )
-        blocks[-1]["cache_control"] = dict(EPHEMERAL)
+        blocks[-1].setdefault("cache_control", dict(EPHEMERAL))  # keep a breakpoint set there
         last["content"] = blocks
         messages[-1] = last
     cached = replace(request, tools=tools, messages=messages)

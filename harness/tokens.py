@@ -41,7 +41,7 @@ def estimate_text(text: str) -> int:
     """Estimated tokens of a piece of text (see the module docstring for the rule)."""
     if not text:
         return 0
-    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+    ascii_chars = len(text) if text.isascii() else len(text.encode("ascii", "ignore"))
     other = len(text) - ascii_chars
     return math.ceil(ascii_chars / 4) + other
 

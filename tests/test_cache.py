@@ -1,0 +1,594 @@
+"""The prompt-cache simulator: each of the API's documented caching rules, one test each."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from anthropic import BadRequestError
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness import tokens
+from harness.clock import FakeClock
+from harness.model import ScriptedModel, faults, reply
+from harness.model.cache import CacheResult, PromptCache, prefix_blocks
+
+MODEL = "claude-sonnet-4-5"
+Block = dict[str, Any]
+
+
+# --- building requests ---------------------------------------------------------------------
+
+
+def text(n_tokens: int, tag: str = "") -> Block:
+    """A text block whose text is exactly ``n_tokens`` tokens by the estimator (plus 3 framing)."""
+    body = (tag + " " + "x" * (4 * n_tokens))[: 4 * n_tokens]
+    assert tokens.estimate_text(body) == n_tokens
+    return {"type": "text", "text": body}
+
+
+def mark(block: Block, ttl: str | None = None) -> Block:
+    """The block with a cache breakpoint on it."""
+    control: dict[str, str] = {"type": "ephemeral"}
+    if ttl is not None:
+        control["ttl"] = ttl
+    return {**copy.deepcopy(block), "cache_control": control}
+
+
+def tool_def(name: str, description: str = "Does a thing.") -> Block:
+    return {
+        "name": name,
+        "description": description,
+        "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+    }
+
+
+def conversation(n: int, size: int = 20) -> list[Block]:
+    """``n`` alternating user/assistant messages, one text block each, all different."""
+    return [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": [text(size, f"turn {i}")]}
+        for i in range(n)
+    ]
+
+
+def with_last_marked(messages: list[Block], ttl: str | None = None) -> list[Block]:
+    """A copy of ``messages`` whose last block carries a breakpoint (the moving breakpoint)."""
+    out = copy.deepcopy(messages)
+    out[-1]["content"][-1] = mark(out[-1]["content"][-1], ttl)
+    return out
+
+
+BIG_SYSTEM = [mark(text(1500, "static system prompt"))]
+"""A static system prompt well above the 1,024-token minimum, with its breakpoint."""
+
+
+def send(
+    cache: PromptCache,
+    messages: list[Block],
+    *,
+    system: list[Block] | str | None = None,
+    tools: list[Block] | None = None,
+    model: str = MODEL,
+) -> CacheResult:
+    return cache.process(model=model, tools=tools, system=system, messages=messages)
+
+
+def size(messages: list[Block], *, system: Any = None, tools: Any = None) -> int:
+    return tokens.estimate_request(messages, system=system, tools=tools)
+
+
+def ask(model: ScriptedModel, messages: list[Block], **kwargs: Any) -> Any:
+    return model.create(model=MODEL, max_tokens=100, messages=messages, **kwargs)
+
+
+# --- writes and reads ----------------------------------------------------------------------
+
+
+def test_first_request_writes_the_prefix_up_to_the_last_breakpoint_and_reads_nothing() -> None:
+    cache = PromptCache(clock=FakeClock())
+    messages = conversation(3)
+    result = send(cache, messages, system=BIG_SYSTEM)
+    assert result.read == 0
+    assert result.read_until is None
+    assert result.written == tokens.estimate_system(BIG_SYSTEM)
+    assert result.written_5m == result.written and result.written_1h == 0
+    assert result.uncached == sum(tokens.estimate_message(msg) for msg in messages)
+    assert "first request" in result.explanation
+
+
+def test_the_three_parts_add_up_to_the_request_estimate() -> None:
+    cache = PromptCache(clock=FakeClock())
+    tools = [tool_def("read"), mark(tool_def("grep"))]
+    messages = with_last_marked(conversation(5))
+    result = send(cache, messages, system=BIG_SYSTEM, tools=tools)
+    assert result.total == size(messages, system=BIG_SYSTEM, tools=tools)
+    assert result.uncached == 0  # the last breakpoint is on the very last block
+
+
+def test_the_prefix_blocks_add_up_to_the_request_estimate_with_a_string_system() -> None:
+    tools = [tool_def("read")]
+    messages: list[Block] = [{"role": "user", "content": "plain string content"}]
+    blocks = prefix_blocks(tools, "You are terse.", messages)
+    assert [b.where for b in blocks] == ["tools[0] (read)", "system", "messages[0].content[0]"]
+    assert sum(b.tokens for b in blocks) == size(messages, system="You are terse.", tools=tools)
+
+
+def test_an_identical_second_request_reads_everything_the_first_wrote() -> None:
+    cache = PromptCache(clock=FakeClock())
+    messages = with_last_marked(conversation(4))
+    first = send(cache, messages, system=BIG_SYSTEM)
+    second = send(cache, messages, system=BIG_SYSTEM)
+    assert first.written > 0
+    assert second.read == first.written
+    assert second.written == 0
+    assert second.uncached == first.uncached
+    assert second.read_until == "messages[3].content[0]"
+    assert second.explanation == "read up to messages[3].content[0]"
+
+
+def test_a_growing_conversation_reads_the_old_prefix_and_writes_only_the_new_turns() -> None:
+    cache = PromptCache(clock=FakeClock())
+    history = conversation(7)
+    first = send(cache, with_last_marked(history[:5]), system=BIG_SYSTEM)
+    second = send(cache, with_last_marked(history), system=BIG_SYSTEM)
+    assert second.read == first.written == size(history[:5], system=BIG_SYSTEM)
+    assert second.written == tokens.estimate_message(history[5]) + tokens.estimate_message(
+        history[6]
+    )
+    assert second.uncached == 0
+    assert second.read_until == "messages[4].content[0]"
+    assert "wrote up to messages[6].content[0]" in second.explanation
+
+
+def test_a_request_without_breakpoints_caches_nothing() -> None:
+    cache = PromptCache(clock=FakeClock())
+    messages = conversation(3, size=600)
+    for _ in range(2):
+        result = send(cache, messages, system=[text(1500)])
+        assert (result.read, result.written) == (0, 0)
+        assert result.uncached == size(messages, system=[text(1500)])
+        assert "no cache_control breakpoint" in result.explanation
+
+
+# --- a change misses from the changed block on ---------------------------------------------
+
+
+def test_a_changed_tool_misses_everything_and_is_named() -> None:
+    cache = PromptCache(clock=FakeClock())
+    messages = with_last_marked(conversation(3))
+    tools = [tool_def("read"), mark(tool_def("grep"))]
+    send(cache, messages, system=BIG_SYSTEM, tools=tools)
+    changed = [tool_def("read", "Reads a file, now with line numbers."), mark(tool_def("grep"))]
+    result = send(cache, messages, system=BIG_SYSTEM, tools=changed)
+    assert result.read == 0
+    assert "tools[0] (read)" in result.explanation
+    assert result.written == size(messages, system=BIG_SYSTEM, tools=changed)
+
+
+def test_a_changed_system_block_misses_from_that_block() -> None:
+    cache = PromptCache(clock=FakeClock())
+    tools = [mark(tool_def("read"))]
+    messages = with_last_marked(conversation(3))
+    dated = [*BIG_SYSTEM, text(30, "Today's date: 2026-01-01")]
+    send(cache, messages, system=dated, tools=tools)
+    next_day = [*BIG_SYSTEM, text(30, "Today's date: 2026-01-02")]
+    result = send(cache, messages, system=next_day, tools=tools)
+    assert result.read_until == "system[0]"
+    assert result.read == tokens.estimate_tools(tools) + tokens.estimate_system(BIG_SYSTEM)
+    assert "first change since the last request: system[1]" in result.explanation
+
+
+def test_an_edited_old_message_misses_from_that_message() -> None:
+    cache = PromptCache(clock=FakeClock())
+    history = conversation(4)
+    history[1]["content"][0] = mark(history[1]["content"][0])  # an earlier breakpoint
+    send(cache, with_last_marked(history), system=BIG_SYSTEM)
+    edited = copy.deepcopy(history)
+    edited[2]["content"][0]["text"] += " (edited)"
+    result = send(cache, with_last_marked(edited), system=BIG_SYSTEM)
+    assert result.read_until == "messages[1].content[0]"
+    assert result.read == size(history[:2], system=BIG_SYSTEM)
+    assert "messages[2].content[0]" in result.explanation
+    assert result.written == size(edited[2:])
+
+
+def test_a_changed_role_is_a_change_too() -> None:
+    first = prefix_blocks(None, None, [{"role": "user", "content": "same words"}])
+    second = prefix_blocks(None, None, [{"role": "assistant", "content": "same words"}])
+    assert first[0].digest != second[0].digest
+
+
+def test_moving_a_breakpoint_does_not_change_the_digests() -> None:
+    history = conversation(6)
+    early = copy.deepcopy(history)
+    early[1]["content"][0] = mark(early[1]["content"][0])
+    late = with_last_marked(history)
+    one, other, none = (prefix_blocks(None, BIG_SYSTEM, h) for h in (early, late, history))
+    assert [b.digest for b in one] == [b.digest for b in other] == [b.digest for b in none]
+    assert [b.breakpoint for b in one] != [b.breakpoint for b in other]
+
+
+def test_string_content_and_one_text_block_share_digests() -> None:
+    as_string = prefix_blocks(None, None, [{"role": "user", "content": "hello"}])
+    as_block = prefix_blocks(
+        None, None, [{"role": "user", "content": [mark({"type": "text", "text": "hello"})]}]
+    )
+    assert [b.digest for b in as_string] == [b.digest for b in as_block]
+
+
+# --- time to live, on the fake clock -------------------------------------------------------
+
+
+def test_an_entry_expires_after_five_minutes_idle() -> None:
+    clock = FakeClock()
+    cache = PromptCache(clock=clock)
+    messages = with_last_marked(conversation(3))
+    first = send(cache, messages, system=BIG_SYSTEM)
+    clock.advance(5 * 60 + 1)
+    result = send(cache, messages, system=BIG_SYSTEM)
+    assert result.read == 0
+    assert result.written == first.written
+    assert "expired" in result.explanation
+    assert "5-minute" in result.explanation
+
+
+def test_an_entry_is_still_there_just_before_five_minutes() -> None:
+    clock = FakeClock()
+    cache = PromptCache(clock=clock)
+    messages = with_last_marked(conversation(3))
+    first = send(cache, messages, system=BIG_SYSTEM)
+    clock.advance(5 * 60 - 1)
+    assert send(cache, messages, system=BIG_SYSTEM).read == first.written
+
+
+def test_a_read_renews_the_entry() -> None:
+    clock = FakeClock()
+    cache = PromptCache(clock=clock)
+    messages = with_last_marked(conversation(3))
+    first = send(cache, messages, system=BIG_SYSTEM)
+    clock.advance(4 * 60)
+    assert send(cache, messages, system=BIG_SYSTEM).read == first.written
+    clock.advance(4 * 60)  # 8 minutes after the write, 4 after the read
+    assert send(cache, messages, system=BIG_SYSTEM).read == first.written
+
+
+def test_without_a_read_in_between_eight_minutes_is_too_long() -> None:
+    clock = FakeClock()
+    cache = PromptCache(clock=clock)
+    messages = with_last_marked(conversation(3))
+    send(cache, messages, system=BIG_SYSTEM)
+    clock.advance(8 * 60)
+    assert send(cache, messages, system=BIG_SYSTEM).read == 0
+
+
+def test_a_one_hour_breakpoint_survives_thirty_minutes_idle() -> None:
+    clock = FakeClock()
+    cache = PromptCache(clock=clock)
+    system = [mark(text(1500, "static"), ttl="1h")]
+    messages = conversation(1)
+    first = send(cache, messages, system=system)
+    assert first.written_1h == first.written == tokens.estimate_system(system)
+    assert first.written_5m == 0
+    clock.advance(30 * 60)
+    assert send(cache, messages, system=system).read == first.written
+
+
+def test_a_one_hour_breakpoint_expires_after_an_hour_and_says_which_ttl() -> None:
+    clock = FakeClock()
+    cache = PromptCache(clock=clock)
+    system = [mark(text(1500, "static"), ttl="1h")]
+    messages = conversation(1)
+    send(cache, messages, system=system)
+    clock.advance(60 * 60 + 1)
+    result = send(cache, messages, system=system)
+    assert result.read == 0
+    assert "expired" in result.explanation and "1-hour" in result.explanation
+
+
+def test_after_ten_minutes_the_one_hour_part_is_read_and_the_five_minute_part_is_not() -> None:
+    clock = FakeClock()
+    cache = PromptCache(clock=clock)
+    system = [mark(text(1500, "static"), ttl="1h")]
+    messages = with_last_marked(conversation(3))
+    first = send(cache, messages, system=system)
+    assert first.written_1h == tokens.estimate_system(system)
+    assert first.written_5m == size(messages)
+    clock.advance(10 * 60)
+    result = send(cache, messages, system=system)
+    assert result.read == tokens.estimate_system(system)
+    assert result.written_5m == size(messages)
+    assert "expired" in result.explanation
+
+
+def test_scripted_usage_reports_one_hour_writes_separately() -> None:
+    model = ScriptedModel([reply("ok")])
+    system = [mark(text(1500, "static"), ttl="1h")]
+    messages = with_last_marked(conversation(1))
+    usage = ask(model, messages, system=system).usage
+    assert usage.cache_creation is not None
+    assert usage.cache_creation.ephemeral_1h_input_tokens == tokens.estimate_system(system)
+    assert usage.cache_creation.ephemeral_5m_input_tokens == size(messages)
+    assert usage.cache_creation_input_tokens == size(messages, system=system)
+
+
+def test_the_ttl_runs_on_the_scripted_models_clock() -> None:
+    clock = FakeClock()
+    model = ScriptedModel([reply("ok"), reply("ok")], clock=clock)
+    messages = with_last_marked(conversation(1))
+    ask(model, messages, system=BIG_SYSTEM)
+    clock.advance(6 * 60)
+    usage = ask(model, messages, system=BIG_SYSTEM).usage
+    assert usage.cache_read_input_tokens == 0
+
+
+# --- the minimum cacheable length ----------------------------------------------------------
+
+
+def test_a_prefix_under_1024_tokens_is_not_cached() -> None:
+    cache = PromptCache(clock=FakeClock())
+    system = [mark(text(500, "short"))]
+    messages = conversation(1)
+    for _ in range(2):
+        result = send(cache, messages, system=system)
+        assert (result.read, result.written) == (0, 0)
+        assert result.uncached == size(messages, system=system)
+        assert "below the 1,024-token minimum" in result.explanation
+    assert cache.entries == {}
+
+
+def test_a_prefix_of_exactly_1024_tokens_is_cached_and_1023_is_not() -> None:
+    messages = conversation(1)
+    exactly = [mark(text(1024 - tokens.BLOCK_OVERHEAD))]
+    just_under = [mark(text(1023 - tokens.BLOCK_OVERHEAD))]
+    assert send(PromptCache(clock=FakeClock()), messages, system=exactly).written == 1024
+    assert send(PromptCache(clock=FakeClock()), messages, system=just_under).written == 0
+
+
+def test_the_minimum_is_configurable() -> None:
+    system = [mark(text(2000, "medium"))]
+    messages = conversation(1)
+    haiku = PromptCache(clock=FakeClock(), minimum_tokens=4096)
+    result = send(haiku, messages, system=system)
+    assert result.written == 0
+    assert "below the 4,096-token minimum" in result.explanation
+    bigger = [mark(text(5000, "long"))]
+    assert send(haiku, messages, system=bigger).written == tokens.estimate_system(bigger)
+
+
+def test_a_short_first_breakpoint_is_skipped_but_a_later_one_caches_the_whole_prefix() -> None:
+    cache = PromptCache(clock=FakeClock())
+    system = [mark(text(200, "short static"))]
+    messages = with_last_marked(conversation(2, size=1000))
+    result = send(cache, messages, system=system)
+    assert result.written == size(messages, system=system)
+    assert list(cache.entries) == [(MODEL, prefix_blocks(None, system, messages)[-1].digest)]
+
+
+# --- the 20-block lookback -----------------------------------------------------------------
+
+
+def many_blocks(n: int) -> list[Block]:
+    return [text(5, f"small block {i}") for i in range(n)]
+
+
+def one_message(blocks: list[Block], marked: int) -> list[Block]:
+    content = copy.deepcopy(blocks)
+    content[marked] = mark(content[marked])
+    return [{"role": "user", "content": content}]
+
+
+@pytest.mark.parametrize("distance", [1, 10, 20])
+def test_a_breakpoint_finds_an_entry_up_to_20_blocks_back(distance: int) -> None:
+    cache = PromptCache(clock=FakeClock())
+    system = [text(1500, "static, no breakpoint")]
+    blocks = many_blocks(40)
+    first = send(cache, one_message(blocks[:6], marked=5), system=system)
+    result = send(cache, one_message(blocks[: 6 + distance], marked=5 + distance), system=system)
+    assert result.read == first.written
+    assert result.read_until == "messages[0].content[5]"
+    assert result.written == 8 * distance  # each small block: 5 tokens + 3 framing
+
+
+@pytest.mark.parametrize("distance", [21, 25, 34])
+def test_an_entry_more_than_20_blocks_back_is_missed(distance: int) -> None:
+    cache = PromptCache(clock=FakeClock())
+    system = [text(1500, "static, no breakpoint")]
+    blocks = many_blocks(40)
+    send(cache, one_message(blocks[:6], marked=5), system=system)
+    request = one_message(blocks[: 6 + distance], marked=5 + distance)
+    result = send(cache, request, system=system)
+    assert result.read == 0
+    assert result.written == size(request, system=system)
+    assert "more than 20 blocks" in result.explanation
+
+
+def test_an_intermediate_breakpoint_bridges_a_long_gap() -> None:
+    cache = PromptCache(clock=FakeClock())
+    system = [text(1500, "static, no breakpoint")]
+    blocks = many_blocks(40)
+    first = send(cache, one_message(blocks[:6], marked=5), system=system)
+    request = one_message(blocks[:36], marked=35)
+    request[0]["content"][20] = mark(request[0]["content"][20])  # 15 blocks after the entry
+    result = send(cache, request, system=system)
+    assert result.read == first.written
+    assert result.uncached == 0
+
+
+def test_a_breakpoint_moved_before_the_cached_prefix_end_is_explained() -> None:
+    cache = PromptCache(clock=FakeClock())
+    system = [text(1500, "static, no breakpoint")]
+    blocks = many_blocks(30)
+    send(cache, one_message(blocks, marked=29), system=system)
+    result = send(cache, one_message(blocks, marked=4), system=system)
+    assert result.read == 0
+    assert "every breakpoint comes before the end" in result.explanation
+
+
+# --- what the API refuses ------------------------------------------------------------------
+
+
+def five_breakpoints() -> tuple[list[Block], list[Block], list[Block]]:
+    tools = [mark(tool_def("read"))]
+    system = [mark(text(1500, "static")), mark(text(50, "dynamic"))]
+    history = conversation(3)
+    history[0]["content"][0] = mark(history[0]["content"][0])
+    return tools, system, with_last_marked(history)
+
+
+def test_five_breakpoints_are_a_400_from_the_scripted_model() -> None:
+    model = ScriptedModel([reply("never sent")])
+    tools, system, messages = five_breakpoints()
+    with pytest.raises(BadRequestError) as refused:
+        ask(model, messages, system=system, tools=tools)
+    assert refused.value.status_code == 400
+    assert "maximum of 4" in str(refused.value)
+    assert model.remaining == 1  # refused before a step was used
+    assert model.cache.entries == {}
+
+
+def test_four_breakpoints_are_allowed() -> None:
+    model = ScriptedModel([reply("ok")])
+    tools, system, messages = five_breakpoints()
+    system = [system[0], text(50, "dynamic")]  # the same request less one breakpoint
+    assert ask(model, messages, system=system, tools=tools).usage.cache_read_input_tokens == 0
+
+
+def test_the_simulator_refuses_five_breakpoints_too() -> None:
+    tools, system, messages = five_breakpoints()
+    with pytest.raises(BadRequestError, match="maximum of 4"):
+        send(PromptCache(clock=FakeClock()), messages, system=system, tools=tools)
+
+
+def test_a_one_hour_breakpoint_after_a_five_minute_one_is_a_400() -> None:
+    model = ScriptedModel([reply("never sent")])
+    system = [mark(text(1500, "static"))]
+    messages = with_last_marked(conversation(1), ttl="1h")
+    with pytest.raises(BadRequestError) as refused:
+        ask(model, messages, system=system)
+    assert refused.value.status_code == 400
+    assert "1h" in str(refused.value)
+
+
+def test_a_one_hour_breakpoint_before_a_five_minute_one_is_fine() -> None:
+    model = ScriptedModel([reply("ok")])
+    system = [mark(text(1500, "static"), ttl="1h")]
+    messages = with_last_marked(conversation(1))
+    usage = ask(model, messages, system=system).usage
+    assert usage.cache_creation_input_tokens == size(messages, system=system)
+
+
+# --- per model, through the scripted model -------------------------------------------------
+
+
+def test_caches_are_per_model() -> None:
+    cache = PromptCache(clock=FakeClock())
+    messages = with_last_marked(conversation(3))
+    first = send(cache, messages, system=BIG_SYSTEM, model="claude-sonnet-4-5")
+    other = send(cache, messages, system=BIG_SYSTEM, model="claude-opus-4-7")
+    assert other.read == 0
+    assert other.written == first.written
+    again = send(cache, messages, system=BIG_SYSTEM, model="claude-sonnet-4-5")
+    assert again.read == first.written
+
+
+def test_scripted_usage_is_the_cache_split() -> None:
+    model = ScriptedModel([reply("one"), reply("two")])
+    history = conversation(5)
+    for messages in (with_last_marked(history[:3]), with_last_marked(history)):
+        usage = ask(model, messages, system=BIG_SYSTEM).usage
+        split = model.requests[-1].cache
+        assert split is not None
+        assert usage.input_tokens == split.uncached
+        assert usage.cache_creation_input_tokens == split.written
+        assert usage.cache_read_input_tokens == split.read
+        assert split.total == model.requests[-1].input_tokens
+    split = model.requests[-1].cache
+    assert split is not None and split.read == size(history[:3], system=BIG_SYSTEM)
+
+
+def test_without_a_breakpoint_at_its_end_a_longer_prefix_is_not_read() -> None:
+    # A breakpoint only looks back: the conversation cached last time is not found from the
+    # system prompt's breakpoint, which comes before it.
+    model = ScriptedModel([reply("one"), reply("two")])
+    history = conversation(5)
+    ask(model, with_last_marked(history[:3]), system=BIG_SYSTEM)
+    usage = ask(model, history, system=BIG_SYSTEM).usage
+    assert usage.cache_read_input_tokens == tokens.estimate_system(BIG_SYSTEM)
+    assert usage.cache_creation_input_tokens == 0
+    assert usage.input_tokens == size(history)
+
+
+def test_every_answered_request_records_its_cache_split() -> None:
+    model = ScriptedModel([reply("one"), reply("two")])
+    messages = with_last_marked(conversation(1))
+    ask(model, messages, system=BIG_SYSTEM)
+    ask(model, messages, system=BIG_SYSTEM)
+    splits = [r.cache for r in model.requests]
+    assert all(s is not None for s in splits)
+    assert [s.read for s in splits if s is not None] == [0, size(messages, system=BIG_SYSTEM)]
+
+
+def test_a_failed_request_writes_nothing_to_the_cache() -> None:
+    model = ScriptedModel([faults.overloaded(), reply("fine now")])
+    messages = with_last_marked(conversation(1))
+    with pytest.raises(type(faults.overloaded())):
+        ask(model, messages, system=BIG_SYSTEM)
+    assert model.cache.entries == {}
+    assert model.requests[0].cache is None
+    usage = ask(model, messages, system=BIG_SYSTEM).usage
+    assert usage.cache_read_input_tokens == 0
+    assert usage.cache_creation_input_tokens == size(messages, system=BIG_SYSTEM)
+    assert model.requests[1].cache is not None
+    assert "first request" in model.requests[1].cache.explanation
+
+
+# --- the split always adds up (property) ---------------------------------------------------
+
+
+@st.composite
+def requests(draw: st.DrawFn) -> tuple[list[Block], list[Block], list[Block]]:
+    """A random request with up to 4 breakpoints anywhere (1-hour ones before 5-minute ones)."""
+    size_ = st.integers(min_value=1, max_value=700)
+    tools = [tool_def(f"tool{i}", "d" * draw(size_)) for i in range(draw(st.integers(0, 3)))]
+    system = [text(draw(size_), f"s{i}") for i in range(draw(st.integers(0, 3)))]
+    messages: list[Block] = [
+        {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": [text(draw(size_), f"m{i}.{j}") for j in range(draw(st.integers(1, 3)))],
+        }
+        for i in range(draw(st.integers(1, 8)))
+    ]
+    slots: list[tuple[list[Block], int]] = [(tools, i) for i in range(len(tools))]
+    slots += [(system, i) for i in range(len(system))]
+    slots += [(msg["content"], j) for msg in messages for j in range(len(msg["content"]))]
+    chosen = sorted(draw(st.sets(st.integers(0, len(slots) - 1), max_size=4)))
+    hours = draw(st.integers(0, len(chosen)))  # the first `hours` breakpoints are 1-hour ones
+    for n, index in enumerate(chosen):
+        where, i = slots[index]
+        where[i] = mark(where[i], "1h" if n < hours else None)
+    return tools, system, messages
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    first=requests(),
+    second=requests(),
+    idle=st.sampled_from([0.0, 200.0, 400.0, 4000.0]),
+    minimum=st.sampled_from([1024, 2048]),
+)
+def test_read_written_and_uncached_always_add_up_to_the_estimate(
+    first: tuple[list[Block], list[Block], list[Block]],
+    second: tuple[list[Block], list[Block], list[Block]],
+    idle: float,
+    minimum: int,
+) -> None:
+    clock = FakeClock()
+    cache = PromptCache(clock=clock, minimum_tokens=minimum)
+    for tools, system, messages in (first, first, second):
+        result = send(cache, messages, system=system, tools=tools)
+        assert min(result.read, result.written_5m, result.written_1h, result.uncached) >= 0
+        assert result.total == size(messages, system=system, tools=tools)
+        assert result.explanation
+        clock.advance(idle)
