@@ -163,10 +163,23 @@ class ScriptedModel:
         """The prompt cache this model's requests go through (on the same clock)."""
         self.id_prefix = id_prefix
         self.requests: list[Request] = []
+        self.responders: list[tuple[Callable[[Request], bool], Callable[[Request], Step]]] = []
+        """Answer matching requests without using a script step (see :meth:`answer_when`)."""
         self._position = 0
         self._ids = {"msg": 0, "toolu": 0}
 
     # -- the script ------------------------------------------------------------------------
+
+    def answer_when(
+        self, matches: Callable[[Request], bool], respond: Callable[[Request], Step]
+    ) -> None:
+        """Answer every request that ``matches`` with ``respond(request)``, off the script.
+
+        For requests whose timing the script cannot know, such as a compaction request that
+        the harness sends whenever the context fills up: the model answers it (with a
+        summary built from what was sent) and the script goes on where it was.
+        """
+        self.responders.append((matches, respond))
 
     def extend(self, steps: Iterable[Step]) -> None:
         """Add more steps at the end of the script."""
@@ -226,7 +239,10 @@ class ScriptedModel:
         )
         self.requests.append(request)
         self._check(request)
-        step = self._next_step(request)
+        responder = next(
+            (respond for matches, respond in self.responders if matches(request)), None
+        )
+        step = responder(request) if responder is not None else self._next_step(request)
         if callable(step) and not isinstance(step, (Reply, BaseException)):
             step = step(request)
         if isinstance(step, BaseException):

@@ -3,6 +3,8 @@
 * ``PreToolUse`` runs before a call (after its input is validated, before permissions). It
   may block the call (the model gets the reason as an error result) or replace its input.
 * ``PostToolUse`` runs after a call and may replace the result the model will see.
+* ``PreCompact`` and ``PostCompact`` run around a full compaction (chapter 05): the first
+  may add instructions for the summary, the second gets the compaction report.
 * ``Stop`` runs when the model is about to end its turn. It may return a reason to keep
   going; the reason is sent to the model as a new user message (Claude Code's Stop hook
   with ``decision: "block"``).
@@ -45,6 +47,10 @@ PostToolUseHook = Callable[[ToolUse, str, bool], str | None]
 """Gets the call, the result text and whether it is an error; returns a new text or None."""
 StopHook = Callable[[Message], str | None]
 """Gets the final reply; returns a reason to keep going, or None to let the run end."""
+PreCompactHook = Callable[[str], str | None]
+"""Gets the trigger (``manual``, ``auto``, ...); may return extra summary instructions."""
+PostCompactHook = Callable[[Any], None]
+"""Gets the compaction report (``harness.compaction.summary.CompactionReport``)."""
 
 
 def _check_matcher(matcher: str) -> None:
@@ -66,6 +72,8 @@ class Hooks:
     pre_tool_use: list[tuple[str, PreToolUseHook]] = field(default_factory=list)
     post_tool_use: list[tuple[str, PostToolUseHook]] = field(default_factory=list)
     stop: list[StopHook] = field(default_factory=list)
+    pre_compact: list[PreCompactHook] = field(default_factory=list)
+    post_compact: list[PostCompactHook] = field(default_factory=list)
 
     def on_pre_tool_use(self, hook: PreToolUseHook, matcher: str = "*") -> PreToolUseHook:
         _check_matcher(matcher)

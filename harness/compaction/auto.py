@@ -1,0 +1,157 @@
+"""Tier 4: auto-compact. Before each request, make the conversation fit, cheapest tier first.
+
+Before a request whose context is at or over the threshold (Claude Code: window − min(max
+output, 20K) − 13K, so 167K of a 200K window), the tiers are tried in order, stopping as
+soon as the context is back under it:
+
+1. microcompact: clear old tool results (no model call; breaks the cache from there on);
+2. session-memory compaction: chapter 07 plugs it in here (``session_memory=``);
+3. full compaction: a summary written by the model.
+
+A circuit breaker stops all this after 3 failures in a row (Claude Code's number), and at
+once when a compaction "did not help": it left the context above the threshold less a
+margin, so the very next request would compact again, forever (a loop users have hit in
+several agents). Its state is visible (``agent_compact.breaker``) and an event says when
+it trips. The summary request is sent straight to the model, outside the loop and its
+plugins, so it can never trigger an auto-compaction of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from anthropic.types import Message
+
+from harness.compaction.context import ContextTracker
+from harness.compaction.events import BreakerTripped, Compacted, CompactionFailed
+from harness.compaction.microcompact import KEEP_RECENT, microcompact
+from harness.compaction.summary import CompactionError, CompactionReport, PinnedFacts, compact
+from harness.loop import Agent, Plugin
+from harness.tokens import ContextBudget
+
+MAX_CONSECUTIVE_FAILURES = 3
+
+
+@dataclass
+class CircuitBreaker:
+    """Counts consecutive failures; once tripped, auto-compaction stays off for the session."""
+
+    limit: int = MAX_CONSECUTIVE_FAILURES
+    failures: int = 0
+    tripped: bool = False
+    reason: str = ""
+
+    def success(self) -> None:
+        self.failures = 0
+
+    def failure(self, reason: str) -> bool:
+        """Record a failure; True if this one tripped the breaker."""
+        self.failures += 1
+        if self.failures >= self.limit and not self.tripped:
+            self.trip(f"{self.failures} consecutive failures; last: {reason}")
+            return True
+        return False
+
+    def trip(self, reason: str) -> None:
+        self.tripped = True
+        self.reason = reason
+
+
+SessionMemoryTier = Callable[[Agent], bool]
+"""Tier 2 (chapter 07): compacts from session memory; True if it did something."""
+
+
+class AutoCompact(Plugin):
+    """Keeps the conversation under the auto-compact threshold, tier by tier."""
+
+    def __init__(
+        self,
+        budget: ContextBudget | None = None,
+        *,
+        pinned: PinnedFacts | None = None,
+        keep: int = KEEP_RECENT,
+        margin: float = 0.1,
+        session_memory: SessionMemoryTier | None = None,
+        breaker: CircuitBreaker | None = None,
+    ) -> None:
+        self.budget = budget or ContextBudget()
+        self.pinned = pinned or PinnedFacts()
+        self.keep = keep
+        self.margin = margin
+        """A compaction must leave the context below ``threshold × (1 − margin)``."""
+        self.session_memory = session_memory
+        self.breaker = breaker or CircuitBreaker()
+        self.tracker = ContextTracker()
+        self.last_report: CompactionReport | None = None
+
+    @property
+    def threshold(self) -> int:
+        return self.budget.auto_compact_threshold
+
+    def after_reply(self, agent: Agent, reply: Message) -> None:
+        self.tracker.after_reply(agent, reply)
+
+    def before_request(self, agent: Agent) -> None:
+        if self.breaker.tripped:
+            return
+        size = self.tracker.size(agent)
+        if size < self.threshold:
+            return
+        if self._microcompact(agent, size) < self.threshold:
+            self.breaker.success()
+            return
+        if self.session_memory is not None and self.session_memory(agent):
+            self.tracker.invalidate()
+            if self.tracker.size(agent) < self.threshold:
+                self.breaker.success()
+                return
+        self._summarise(agent)
+
+    def _microcompact(self, agent: Agent, size: int) -> int:
+        result = microcompact(agent.messages, keep=self.keep)
+        if not result.cleared:
+            return size
+        agent.messages[:] = result.messages
+        self.tracker.invalidate()
+        after = self.tracker.size(agent)
+        agent.emit(
+            Compacted(
+                "microcompact",
+                "threshold",
+                size,
+                after,
+                f"cleared {len(result.cleared)} results; cache misses from "
+                f"messages[{result.first_changed}]",
+            )
+        )
+        return after
+
+    def _summarise(self, agent: Agent) -> None:
+        try:
+            report = compact(agent, pinned=self.pinned, trigger="auto")
+        except CompactionError as error:
+            tripped = self.breaker.failure(str(error))
+            agent.emit(CompactionFailed("summary", str(error), self.breaker.failures))
+            if tripped:
+                agent.emit(BreakerTripped(self.breaker.reason))
+            return
+        self.tracker.invalidate()
+        detail = f"summarised {report.messages_summarised} messages"
+        if report.reinjected_files:
+            detail += f"; re-read {len(report.reinjected_files)} files"
+        if report.pinned_reinjected:
+            detail += f"; put back {len(report.pinned_reinjected)} pinned facts"
+        agent.emit(
+            Compacted("summary", "threshold", report.tokens_before, report.tokens_after, detail)
+        )
+        limit = int(self.threshold * (1 - self.margin))
+        if report.tokens_after >= limit:
+            self.breaker.trip(
+                f"compaction did not help: {report.tokens_after:,} tokens left, the next request "
+                f"would compact again (must be under {limit:,})"
+            )
+            agent.emit(BreakerTripped(self.breaker.reason))
+        else:
+            self.breaker.success()
+        self.last_report = report
