@@ -15,14 +15,14 @@ from harness.model import Step, reply, tool_call
 MODULES = ["billing", "invoices", "customers", "reports", "tax", "currency", "exports", "auth"]
 
 
-def make_project(root: Path) -> None:
-    """Eight modules of ~120 lines each, with tests and a README."""
+def make_project(root: Path, functions: int = 20) -> None:
+    """Eight modules of ``functions`` functions (~6 lines each), with tests and a README."""
     (root / "app").mkdir()
     (root / "tests").mkdir()
     for i, name in enumerate(MODULES):
         lines = [f'"""The {name} module."""', "", "from decimal import Decimal", ""]
         lines += [f"RATE_{i} = Decimal('0.{i + 1}')", ""]
-        for j in range(20):
+        for j in range(functions):
             lines += [
                 f"def {name}_step_{j}(amount: Decimal, rate: Decimal = RATE_{i}) -> Decimal:",
                 f'    """Step {j} of the {name} pipeline: apply the rate and round to cents."""',
@@ -38,8 +38,11 @@ def make_project(root: Path) -> None:
     (root / "README.md").write_text("# Billing service\n\nRun the tests with `pytest`.\n")
 
 
-def coding_script(turns: int) -> list[Step]:
-    """``turns`` replies: tool calls cycling through read, grep, edit and bash, then a summary."""
+def coding_script(turns: int, write_lines: int = 0) -> list[Step]:
+    """``turns`` replies: tool calls cycling through read, grep, edit and bash, then a summary.
+
+    With ``write_lines``, the bash turns write a new module of that many lines instead.
+    """
     script: list[Step] = []
     for t in range(turns - 1):
         name = MODULES[t % len(MODULES)]
@@ -59,6 +62,15 @@ def coding_script(turns: int) -> list[Step]:
                 new_string=f"    Step {step} of the {name} pipeline (checked in turn {t}):",
             )
             text = f"The docstring of step {step} should say it was checked; editing it."
+        elif write_lines:
+            # A new module written whole: its content sits in the tool_use input, which no
+            # microcompact may clear (only results are cleared), so it stays in context.
+            body = "\n".join(
+                f"def generated_{t}_{k}(x: int) -> int:\n    return x * {k} + {t}  # step {k}"
+                for k in range(write_lines // 2)
+            )
+            call = tool_call("write_file", path=f"app/generated_{t}.py", content=body + "\n")
+            text = f"Writing a helper module with {write_lines // 2} small functions."
         else:
             call = tool_call("bash", command="wc -l app/*.py tests/*.py && ls -la app")
             text = "Checking the sizes of the modules and tests."
