@@ -100,24 +100,38 @@ def compactable_results(
     ]
 
 
+def _to_clear(
+    messages: Sequence[m.MessageDict], keep: int, compactable: frozenset[str]
+) -> list[tuple[int, int]]:
+    """Seen results of compactable tools, other than the ``keep`` most recent, not yet cleared."""
+    candidates = compactable_results(messages, compactable)
+    recent = set(candidates[-keep:]) if keep > 0 else set()
+    seen = set(seen_results(messages))
+    return [
+        (i, j)
+        for i, j in candidates
+        if (i, j) in seen
+        and (i, j) not in recent
+        and messages[i]["content"][j].get("content") != CLEARED
+    ]
+
+
 def microcompact(
     messages: Sequence[m.MessageDict],
     *,
     keep: int = KEEP_RECENT,
     compactable: frozenset[str] = COMPACTABLE_TOOLS,
 ) -> MicrocompactResult:
-    """Clear all but the ``keep`` most recent compactable results the model has seen."""
-    candidates = compactable_results(messages, compactable)
-    recent = set(candidates[-keep:]) if keep > 0 else set()
-    seen = set(seen_results(messages))
-    to_clear = [p for p in candidates if p in seen and p not in recent]
+    """Clear all but the ``keep`` most recent compactable results the model has seen.
+
+    A result cleared before is left as it is, so applying this twice equals applying it once.
+    """
+    to_clear = _to_clear(messages, keep, compactable)
     out = list(messages)
     cleared: list[str] = []
     freed = 0
     for i, j in to_clear:
         block = out[i]["content"][j]
-        if block.get("content") == CLEARED:
-            continue  # cleared before: nothing to do, so applying twice equals once
         if out[i] is messages[i]:
             out[i] = copy.deepcopy(messages[i])
         new_block = {k: v for k, v in block.items() if k != "content"}
@@ -136,16 +150,7 @@ def clearable_count(
     compactable: frozenset[str] = COMPACTABLE_TOOLS,
 ) -> int:
     """How many results ``microcompact`` would clear now (cheap to ask before deciding)."""
-    candidates = compactable_results(messages, compactable)
-    recent = set(candidates[-keep:]) if keep > 0 else set()
-    seen = set(seen_results(messages))
-    return sum(
-        1
-        for i, j in candidates
-        if (i, j) in seen
-        and (i, j) not in recent
-        and messages[i]["content"][j].get("content") != CLEARED
-    )
+    return len(_to_clear(messages, keep, compactable))
 
 
 class Microcompact(Plugin):
