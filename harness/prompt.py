@@ -8,12 +8,20 @@ static part is written to the prompt cache once and read back on every later req
 when the dynamic part changes. Claude Code splits its prompt the same way, at a marker it
 calls ``SYSTEM_PROMPT_DYNAMIC_BOUNDARY``.
 
-Each request gets up to three breakpoints (the API allows four):
+Each request gets up to four breakpoints, the most the API allows:
 
 1. the last tool definition: the tool list is the start of the prefix;
 2. the end of the static system prompt;
 3. the last block of the last message, which moves forward every turn, so each request
-   reads the whole previous conversation from cache and writes only what is new.
+   reads the whole previous conversation from cache and writes only what is new;
+4. the last block of ``messages[-3]``, when that is a user message: the message the
+   previous request ended with (request N is ``[..., U_N]``, request N+1 is
+   ``[..., U_N, A_N, U_N+1]``). A breakpoint finds an earlier entry only at itself or in
+   the 20 blocks before it, so a turn that adds more than 20 blocks (a line of text and
+   ten parallel tool calls, then their ten results: 21) leaves breakpoint 3 out of reach of
+   the entry the previous request wrote, and the whole conversation would be written again at
+   1.25×. Breakpoint 4 sits exactly on that entry and reads it however wide the turn was.
+   It is optional: left out when it would make more than four.
 
 Rendering is byte-stable: the same inputs always give the same blocks, because a single
 changed byte before a breakpoint turns a cache read into a cache write.
@@ -23,13 +31,14 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from anthropic.types import Message
 
+from harness import messages as m
 from harness.clock import Clock, isoformat
 from harness.loop import Agent, ModelRequest, Plugin
 
@@ -222,31 +231,64 @@ def count_breakpoints(request: ModelRequest) -> int:
     return sum(1 for b in blocks if isinstance(b, dict) and b.get("cache_control"))
 
 
+def _marked_copy(message: m.MessageDict, control: dict[str, Any]) -> m.MessageDict:
+    """A deep copy of ``message`` with ``control`` on its last block (one already set there is
+    kept). A string content becomes one text block, since only blocks carry ``cache_control``."""
+    marked = copy.deepcopy(message)
+    blocks = m.blocks(marked)
+    if blocks:
+        blocks[-1].setdefault("cache_control", control)
+    marked["content"] = blocks
+    return marked
+
+
+def _hour(blocks: Iterable[Mapping[str, Any]]) -> bool:
+    return any((b.get("cache_control") or {}).get("ttl") == "1h" for b in blocks)
+
+
 def with_breakpoints(request: ModelRequest) -> ModelRequest:
-    """The request with breakpoints on the last tool and the last message (copies, never the
-    agent's own conversation: a breakpoint left behind there would pile up turn after turn)."""
+    """The request with breakpoints on the last tool, the last message and, when there is room,
+    the message the previous request ended with.
+
+    All are put on copies, never on the agent's own conversation: a breakpoint left behind
+    there would pile up turn after turn.
+
+    The last one, on ``messages[-3]`` when it is a user message, is for wide turns. In the
+    agent loop request N ends with a user message ``U_N`` and wrote its cache entry on
+    ``U_N``'s last block; request N+1 is ``[..., U_N, A_N, U_N+1]``. The moving breakpoint on
+    ``U_N+1`` looks back only 20 blocks for an entry, and a reply with a line of text and ten
+    parallel tool calls, plus their ten results, adds 21: it would miss, and the whole
+    conversation would be written again at 1.25×. A breakpoint on ``U_N``'s last block is
+    exactly where the entry is, so it is read however wide the turn was. It is optional: if
+    the request already carries four breakpoints without it, it is left out, never refused.
+    """
     tools = copy.deepcopy(request.tools) if request.tools else request.tools
     if tools:
         # The API wants 1-hour breakpoints before 5-minute ones: if the system prompt caches
         # for an hour, the tools before it must too.
-        system = request.system if isinstance(request.system, list) else []
-        hour = any((b.get("cache_control") or {}).get("ttl") == "1h" for b in system)
+        hour = _hour(request.system if isinstance(request.system, list) else [])
         tools[-1]["cache_control"] = {**EPHEMERAL, "ttl": "1h"} if hour else dict(EPHEMERAL)
     messages = list(request.messages)
     if messages:
-        last = copy.deepcopy(messages[-1])
-        content = last["content"]
-        blocks: list[dict[str, Any]] = (
-            [{"type": "text", "text": content}] if isinstance(content, str) else content
-        )
-        blocks[-1].setdefault("cache_control", dict(EPHEMERAL))  # keep a breakpoint set there
-        last["content"] = blocks
-        messages[-1] = last
+        messages[-1] = _marked_copy(messages[-1], dict(EPHEMERAL))
     cached = replace(request, tools=tools, messages=messages)
     if (n := count_breakpoints(cached)) > MAX_BREAKPOINTS:
         raise TooManyBreakpoints(
             f"this request would carry {n} cache breakpoints; the API allows {MAX_BREAKPOINTS}"
         )
+    previous_end = messages[-3] if len(messages) >= 3 else None
+    if (
+        previous_end is not None
+        and previous_end.get("role") == "user"
+        and (blocks := m.blocks(previous_end))
+        and not blocks[-1].get("cache_control")  # already a breakpoint: kept as it is
+        and n < MAX_BREAKPOINTS  # no room: left out (it only saves money, it is not needed)
+    ):
+        # A 1-hour breakpoint later in the request needs this one to be 1-hour too.
+        hour = _hour(b for message in messages[-2:] for b in m.blocks(message))
+        control = {**EPHEMERAL, "ttl": "1h"} if hour else dict(EPHEMERAL)
+        marked = _marked_copy(previous_end, control)
+        cached = replace(cached, messages=[*messages[:-3], marked, *messages[-2:]])
     return cached
 
 

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from anthropic.types import Message
 from pydantic import BaseModel
 
 from harness.clock import FakeClock
-from harness.loop import Agent, ModelRequest
+from harness.loop import Agent, ModelRequest, Plugin
 from harness.model import ScriptedModel, reply, tool_call
+from harness.model.cache import PromptCache, check_breakpoints
 from harness.prompt import (
     EPHEMERAL,
     MAX_IMPORT_DEPTH,
@@ -316,7 +319,7 @@ def a_request(**changes: Any) -> ModelRequest:
     return ModelRequest(**{**fields, **changes})
 
 
-def test_with_breakpoints_marks_the_last_tool_and_the_last_message() -> None:
+def test_with_breakpoints_marks_the_last_tool_the_last_message_and_the_previous_end() -> None:
     cached = with_breakpoints(a_request())
     assert cached.tools is not None
     assert [("cache_control" in t) for t in cached.tools] == [False, True]
@@ -326,8 +329,38 @@ def test_with_breakpoints_marks_the_last_tool_and_the_last_message() -> None:
             {"type": "text", "text": "second question", "cache_control": {"type": "ephemeral"}}
         ],
     }
-    assert cached.messages[:-1] == a_request().messages[:-1]
-    assert count_breakpoints(cached) == 3  # tools, static system, last message
+    # messages[-3] is where the previous request ended: the fourth breakpoint.
+    assert cached.messages[0] == {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "first question", "cache_control": {"type": "ephemeral"}}
+        ],
+    }
+    assert cached.messages[1] == a_request().messages[1]
+    assert count_breakpoints(cached) == 4  # tools, static system, previous end, last message
+
+
+def test_with_one_or_two_messages_there_is_no_previous_end_to_mark() -> None:
+    one = a_request(messages=[{"role": "user", "content": "q"}])
+    assert count_breakpoints(with_breakpoints(one)) == 3
+    two = a_request(
+        messages=[
+            {"role": "assistant", "content": [{"type": "text", "text": "a"}]},
+            {"role": "user", "content": "q"},
+        ]
+    )
+    assert count_breakpoints(with_breakpoints(two)) == 3
+
+
+def test_the_previous_end_is_marked_only_when_it_is_a_user_message() -> None:
+    messages: list[dict[str, Any]] = [
+        {"role": "assistant", "content": [{"type": "text", "text": "prefilled"}]},
+        {"role": "user", "content": "q"},
+        {"role": "user", "content": "more"},  # not the loop's shape: left alone
+    ]
+    cached = with_breakpoints(a_request(messages=messages))
+    assert "cache_control" not in json.dumps(cached.messages[0])
+    assert count_breakpoints(cached) == 3
 
 
 def test_with_breakpoints_marks_the_last_block_of_a_block_list() -> None:
@@ -355,10 +388,46 @@ def test_with_breakpoints_never_touches_the_agents_conversation() -> None:
     assert cached.messages[-1] is not request.messages[-1]
 
 
-def test_with_breakpoints_without_tools_marks_only_the_message() -> None:
+def test_with_breakpoints_without_tools_marks_only_the_messages() -> None:
     cached = with_breakpoints(a_request(tools=None, system=None))
     assert cached.tools is None
-    assert count_breakpoints(cached) == 1
+    assert count_breakpoints(cached) == 2  # the last message and the previous end
+
+
+def test_the_fourth_breakpoint_is_left_out_when_there_is_no_room() -> None:
+    # A system prompt with two breakpoints of its own: tools + 2 + last message is four.
+    system = [
+        {"type": "text", "text": "static", "cache_control": dict(EPHEMERAL)},
+        {"type": "text", "text": "also cached", "cache_control": dict(EPHEMERAL)},
+    ]
+    cached = with_breakpoints(a_request(system=system))  # no error
+    assert count_breakpoints(cached) == 4
+    assert "cache_control" not in json.dumps(cached.messages[0])
+    assert "cache_control" in cached.messages[-1]["content"][-1]
+
+
+def test_an_existing_breakpoint_on_the_previous_end_is_kept() -> None:
+    hour = {"type": "ephemeral", "ttl": "1h"}
+    messages = a_request().messages
+    messages[0] = {
+        "role": "user",
+        "content": [{"type": "text", "text": "q", "cache_control": hour}],
+    }
+    cached = with_breakpoints(a_request(messages=messages))
+    assert cached.messages[0]["content"][-1]["cache_control"] == hour
+    assert count_breakpoints(cached) == 4
+
+
+def test_the_fourth_breakpoint_lasts_an_hour_when_a_later_one_does() -> None:
+    hour = {"type": "ephemeral", "ttl": "1h"}
+    messages = a_request().messages
+    messages[-1] = {
+        "role": "user",
+        "content": [{"type": "text", "text": "q", "cache_control": hour}],
+    }
+    cached = with_breakpoints(a_request(messages=messages, system=None, tools=None))
+    assert cached.messages[0]["content"][-1]["cache_control"] == hour
+    check_breakpoints(cached.tools, cached.system, cached.messages)  # the API would accept it
 
 
 def test_four_breakpoints_are_allowed() -> None:
@@ -427,7 +496,8 @@ def test_prompt_caching_moves_the_breakpoint_and_reads_from_the_second_request(
     assert len(model.requests) == len(caching.requests) == 4
     for request in model.requests:
         assert request.messages[-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
-        assert sum("cache_control" in json.dumps(m) for m in request.messages) == 1
+        marked = sum("cache_control" in json.dumps(m) for m in request.messages)
+        assert marked == (2 if len(request.messages) >= 3 else 1)  # last, and previous end
         assert request.tools is not None and "cache_control" in request.tools[-1]
     assert "cache_control" not in json.dumps(agent.messages)
     reads = [c.usage.cache_read_input_tokens or 0 for c in agent.meter.calls]
@@ -458,3 +528,97 @@ def test_tools_get_a_one_hour_breakpoint_when_the_system_prompt_caches_for_an_ho
     assert cached.tools is not None
     assert cached.tools[-1]["cache_control"] == hour
     assert cached.messages[-1]["content"][-1]["cache_control"] == hour  # not overwritten
+
+
+# --- the fourth breakpoint: a turn wider than the lookback ---------------------------------
+
+
+def wide_turn(tmp_path: Path, *outer: Plugin) -> tuple[Agent, ScriptedModel, PromptCaching]:
+    """One narrow call, then a reply with text and ten parallel calls (21 new blocks)."""
+    model = ScriptedModel(
+        [
+            reply(tool_calls=[tool_call("echo", text="warm up")]),
+            reply(
+                "All ten at once.",
+                tool_calls=[tool_call("echo", text=f"call {i}") for i in range(10)],
+            ),
+            reply("done"),
+        ]
+    )
+    caching = PromptCaching()
+    agent = Agent(
+        model,
+        tools=[echo],
+        system=big_static_prompt().render(),
+        workspace=tmp_path,
+        clock=FakeClock(),
+        plugins=[*outer, caching],
+    )
+    list(agent.run("echo a lot"))
+    return agent, model, caching
+
+
+def test_a_wide_turn_reads_the_previous_request_from_cache(tmp_path: Path) -> None:
+    agent, model, _ = wide_turn(tmp_path)
+    wide = model.requests[2]  # the request after the ten-call reply and its ten results
+    assert len(wide.messages[-2]["content"]) + len(wide.messages[-1]["content"]) == 21
+    previous_prompt = agent.meter.calls[1].prompt_tokens
+    assert (agent.meter.calls[2].usage.cache_read_input_tokens or 0) >= previous_prompt
+    assert wide.cache is not None
+    assert wide.cache.read == previous_prompt
+    assert wide.cache.read_until == f"messages[{len(wide.messages) - 3}].content[0]"
+
+
+def test_without_the_fourth_breakpoint_the_wide_turn_misses(tmp_path: Path) -> None:
+    _, model, _ = wide_turn(tmp_path)
+    before, wide = model.requests[1], model.requests[2]
+
+    def process(cache: PromptCache, messages: list[dict[str, Any]]) -> Any:
+        return cache.process(
+            model=wide.model, tools=wide.tools, system=wide.system, messages=messages
+        )
+
+    only_last = copy.deepcopy(wide.messages)
+    del only_last[-3]["content"][-1]["cache_control"]  # the moving breakpoint alone
+    assert sum("cache_control" in json.dumps(m) for m in only_last) == 1
+
+    without = PromptCache()
+    process(without, before.messages)
+    missed = process(without, only_last)
+    assert missed.read_until == "system[0]"  # only the tools and the static prompt
+    assert "more than 20 blocks" in missed.explanation
+
+    with_fourth = PromptCache()
+    previous = process(with_fourth, before.messages)
+    hit = process(with_fourth, wide.messages)
+    assert hit.read == previous.total
+    assert hit.written < missed.written
+
+
+class Unchanged(Plugin):
+    """The outermost layer: checks that the layers inside it left the conversation alone."""
+
+    def __init__(self) -> None:
+        self.checked = 0
+
+    def call_model(
+        self, agent: Agent, request: ModelRequest, call: Callable[[ModelRequest], Message]
+    ) -> Message:
+        before = copy.deepcopy(agent.messages)
+        sent = copy.deepcopy(request)
+        result = call(request)
+        assert agent.messages == before
+        assert request == sent
+        self.checked += 1
+        return result
+
+
+def test_the_fourth_breakpoint_never_marks_the_agents_conversation(tmp_path: Path) -> None:
+    unchanged = Unchanged()
+    agent, model, caching = wide_turn(tmp_path, unchanged)
+    assert unchanged.checked == len(model.requests) == 3
+    assert "cache_control" not in json.dumps(agent.messages)
+    assert [count_breakpoints(r) for r in caching.requests] == [3, 4, 4]
+    for sent, kept in zip(caching.requests[1:], agent.messages[::2][:2], strict=True):
+        assert sent.messages[-3]["content"][-1]["cache_control"] == EPHEMERAL
+        assert "cache_control" not in json.dumps(kept)
