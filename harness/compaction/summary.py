@@ -178,7 +178,11 @@ def drop_oldest_rounds(
 
     Whole rounds, so no ``tool_use`` loses its ``tool_result``; a marker user message goes
     first if what is left starts with the assistant. Returns the rest and the rounds dropped.
+    The marker left by an earlier retry is not a round: it is set aside, so each retry drops
+    real rounds (and counts only those) instead of dropping the marker and putting it back.
     """
+    if conversation and conversation[0] == m.user(PTL_RETRY_MARKER):
+        conversation = conversation[1:]
     rounds = m.api_rounds(list(conversation))
     dropped, freed = 0, 0
     while len(rounds) > 1 and (dropped == 0 or freed < tokens_to_free):
@@ -268,6 +272,11 @@ def compact(
                     f"dropping {dropped} of the oldest rounds"
                 ) from error
             conversation, n = drop_oldest_rounds(conversation, over)
+            if n == 0:  # one round left: the same request would be refused again
+                raise CompactionError(
+                    f"the summary request is too long even with only the last round left "
+                    f"(after dropping {dropped} of the oldest rounds)"
+                ) from error
             dropped += n
         except anthropic.APIError as error:
             raise CompactionError(f"the summary request failed: {error}") from error

@@ -1,0 +1,375 @@
+"""Tier 4, auto-compact: when it fires, which tier it uses, and the circuit breaker."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import pytest
+
+from harness import messages as m
+from harness.clock import FakeClock
+from harness.compaction.auto import MAX_CONSECUTIVE_FAILURES, AutoCompact, CircuitBreaker
+from harness.compaction.events import BreakerTripped, Compacted, CompactionFailed
+from harness.compaction.microcompact import CLEARED
+from harness.compaction.summary import (
+    SUMMARY_PREAMBLE,
+    PinnedFacts,
+    is_compaction_request,
+    scripted_summary,
+)
+from harness.events import Event, ModelCalled, TurnEnded
+from harness.loop import Agent, AgentConfig, Plugin
+from harness.model import Reply, Request, ScriptedModel, Step, faults, reply, tool_call
+from harness.tokens import ContextBudget
+from harness.tools import builtin_tools
+from tests.benchmarks.sessions import coding_script, make_project
+
+# Claude Code's arithmetic on a small window: 30,000 - min(4,000, 20K) - 13,000 = 13,000.
+BUDGET = ContextBudget(window=30_000, max_output=4_000)
+THRESHOLD = 13_000
+FILE_BODY = "".join(f"amount_{i} = round(price_{i} * rate, 2)\n" for i in range(100))
+
+Responder = Callable[[Request], Step]
+
+
+def test_the_budget_is_the_one_these_tests_assume() -> None:
+    assert AutoCompact(BUDGET).threshold == BUDGET.auto_compact_threshold == THRESHOLD
+    assert MAX_CONSECUTIVE_FAILURES == 3
+    assert AutoCompact().threshold == 167_000  # the default: 200K window, 32K output
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def problems_at_rest(messages: list[m.MessageDict]) -> list[m.Problem]:
+    """``validate``, except for the calls of the last reply while its tools are running."""
+    return [
+        p
+        for p in m.validate(messages)
+        if not (p.kind == "tool_use_unanswered" and p.index == len(messages) - 1)
+    ]
+
+
+def run_checked(agent: Agent, prompt: str) -> list[Event]:
+    events = []
+    for event in agent.run(prompt):
+        assert problems_at_rest(agent.messages) == [], f"invalid after {event}"
+        events.append(event)
+    assert m.validate(agent.messages) == []
+    return events
+
+
+def reading_agent(
+    tmp_path: Path,
+    reads: int,
+    plugins: list[Plugin],
+    *,
+    summariser: Responder = scripted_summary,
+) -> tuple[Agent, ScriptedModel]:
+    for n in range(reads):
+        (tmp_path / f"f{n}.py").write_text(f"# f{n}.py\n{FILE_BODY}")
+    clock = FakeClock()
+    script: list[Step] = [
+        reply(f"Reading f{n}.py.", tool_calls=[tool_call("read_file", path=f"f{n}.py")])
+        for n in range(reads)
+    ]
+    model = ScriptedModel([*script, reply("Read them all.")], clock=clock)
+    model.answer_when(is_compaction_request, summariser)
+    agent = Agent(
+        model,
+        tools=builtin_tools(),
+        workspace=tmp_path,
+        clock=clock,
+        plugins=plugins,
+        config=AgentConfig(max_turns=reads + 1, max_tokens=4_000),
+    )
+    return agent, model
+
+
+def of_type(events: list[Event], kind: type[Any]) -> list[Any]:
+    return [e for e in events if isinstance(e, kind)]
+
+
+def compaction_requests(model: ScriptedModel) -> list[Request]:
+    return [r for r in model.requests if is_compaction_request(r)]
+
+
+def sequence(*steps: Step | Responder) -> Responder:
+    """Answer successive compaction requests with ``steps`` in turn (a fault, or a function)."""
+    queue: Iterator[Step | Responder] = iter(steps)
+
+    def respond(request: Request) -> Step:
+        step = next(queue)
+        return step(request) if callable(step) else step
+
+    return respond
+
+
+def overloaded(request: Request) -> Step:
+    return faults.overloaded()
+
+
+# --- when it fires -----------------------------------------------------------------------------
+
+
+def test_below_the_threshold_nothing_happens(tmp_path: Path) -> None:
+    auto = AutoCompact(BUDGET)
+    agent, model = reading_agent(tmp_path, 4, [auto])
+    events = run_checked(agent, "Read four files.")
+    assert of_type(events, Compacted) == []
+    assert compaction_requests(model) == []
+    assert CLEARED not in str(agent.messages)
+    assert max(auto.tracker.size(agent), *(r.input_tokens for r in model.requests)) < THRESHOLD
+
+
+def test_microcompact_goes_first_and_when_it_is_enough_no_summary_is_made(
+    tmp_path: Path,
+) -> None:
+    auto = AutoCompact(BUDGET)
+    agent, model = reading_agent(tmp_path, 14, [auto])
+
+    events = run_checked(agent, "Read fourteen files.")
+
+    compacted = of_type(events, Compacted)
+    assert compacted
+    assert {(e.tier, e.trigger) for e in compacted} == {("microcompact", "threshold")}
+    for event in compacted:
+        assert event.tokens_before >= THRESHOLD > event.tokens_after
+    assert compaction_requests(model) == []
+    assert all(r.input_tokens < 30_000 for r in model.requests)
+    assert isinstance(events[-1], TurnEnded)
+
+
+def test_when_microcompact_is_not_enough_a_summary_is_made(tmp_path: Path) -> None:
+    auto = AutoCompact(BUDGET, keep=1_000)  # microcompact keeps everything: it cannot help
+    agent, _ = reading_agent(tmp_path, 14, [auto])
+
+    events = run_checked(agent, "Read fourteen files.")
+
+    compacted = of_type(events, Compacted)
+    assert [(e.tier, e.trigger) for e in compacted] == [("summary", "threshold")]
+    assert compacted[0].tokens_before >= THRESHOLD
+    assert compacted[0].tokens_after < THRESHOLD * (1 - auto.margin)
+    assert "re-read 5 files" in compacted[0].detail
+    assert auto.last_report is not None and auto.last_report.trigger == "auto"
+    assert auto.breaker.failures == 0 and not auto.breaker.tripped
+    assert isinstance(events[-1], TurnEnded)
+    # The conversation went on from the summary.
+    assert m.text_of(agent.messages[0]).startswith(SUMMARY_PREAMBLE)
+
+
+def test_the_summary_request_never_triggers_an_auto_compaction_itself(tmp_path: Path) -> None:
+    # The summary request is as big as the conversation, over the threshold; were it sent
+    # through the loop's plugins it would compact itself, forever.
+    auto = AutoCompact(BUDGET, keep=1_000)
+    agent, model = reading_agent(tmp_path, 30, [auto])
+
+    events = run_checked(agent, "Read thirty files.")
+
+    summaries = [e for e in of_type(events, Compacted) if e.tier == "summary"]
+    assert len(summaries) >= 2
+    compactions = compaction_requests(model)
+    assert len(compactions) == len(summaries)  # one request per compaction
+    assert all(r.input_tokens >= THRESHOLD for r in compactions)
+    # Every other request is a turn of the loop, and each compaction request is followed by
+    # one: none followed another.
+    assert len(model.requests) == len(of_type(events, ModelCalled)) + len(compactions)
+    kinds = [is_compaction_request(r) for r in model.requests]
+    assert not any(a and b for a, b in itertools.pairwise(kinds))
+
+
+# --- the circuit breaker -----------------------------------------------------------------------
+
+
+def test_the_breaker_trips_after_three_failures_in_a_row(tmp_path: Path) -> None:
+    auto = AutoCompact(BUDGET, keep=1_000)
+    agent, model = reading_agent(tmp_path, 16, [auto], summariser=overloaded)
+
+    events = run_checked(agent, "Read sixteen files.")  # the window is big enough anyway
+
+    failed = of_type(events, CompactionFailed)
+    assert [(e.tier, e.failures) for e in failed] == [
+        ("summary", 1),
+        ("summary", 2),
+        ("summary", 3),
+    ]
+    assert "overloaded" in failed[0].reason.lower()
+    [tripped] = of_type(events, BreakerTripped)
+    assert events.index(tripped) == events.index(failed[2]) + 1
+    assert "3 consecutive failures" in tripped.reason
+    assert auto.breaker.tripped
+    # Three attempts, then none, though the context stayed over the threshold to the end.
+    assert len(compaction_requests(model)) == 3
+    assert model.requests[-1].input_tokens > THRESHOLD
+    turns_after_trip = [e for e in events[events.index(tripped) :] if isinstance(e, ModelCalled)]
+    assert len(turns_after_trip) >= 3
+    assert of_type(events, Compacted) == []
+
+
+def big_conversation(rounds: int = 14) -> list[m.MessageDict]:
+    """Over the threshold, with nothing microcompact may clear (keep is large in these tests)
+    and no file to read again."""
+    messages = [m.user("Search the code.")]
+    for n in range(rounds):
+        use = m.tool_use(f"toolu_{n:02d}", "grep", {"pattern": f"step_{n}"})
+        messages += [m.assistant([use]), m.user([m.tool_result(use["id"], FILE_BODY)])]
+    return messages
+
+
+def agent_answering(tmp_path: Path, responder: Responder) -> tuple[Agent, ScriptedModel]:
+    model = ScriptedModel(clock=FakeClock())
+    model.answer_when(is_compaction_request, responder)
+    return Agent(model, tools=builtin_tools(), workspace=tmp_path, clock=FakeClock()), model
+
+
+def before_requests(auto: AutoCompact, agent: Agent, times: int) -> list[Event]:
+    """``times`` requests in a row, each with the conversation over the threshold again."""
+    events: list[Event] = []
+    for _ in range(times):
+        agent.messages = big_conversation()
+        auto.before_request(agent)
+        events += agent._drain()
+    return events
+
+
+def test_a_success_in_between_resets_the_count(tmp_path: Path) -> None:
+    agent, model = agent_answering(
+        tmp_path,
+        sequence(overloaded, overloaded, scripted_summary, overloaded, overloaded),
+    )
+    auto = AutoCompact(BUDGET, keep=1_000)
+
+    events = before_requests(auto, agent, 5)
+
+    summary = [(type(e).__name__, getattr(e, "failures", None)) for e in events]
+    assert summary == [
+        ("CompactionFailed", 1),
+        ("CompactionFailed", 2),
+        ("Compacted", None),
+        ("CompactionFailed", 1),
+        ("CompactionFailed", 2),
+    ]
+    assert not auto.breaker.tripped
+    assert len(compaction_requests(model)) == 5
+
+
+def test_once_tripped_nothing_is_attempted_again(tmp_path: Path) -> None:
+    agent, model = agent_answering(tmp_path, overloaded)
+    auto = AutoCompact(BUDGET, keep=1_000)
+
+    events = before_requests(auto, agent, 6)
+
+    assert [type(e).__name__ for e in events] == [
+        "CompactionFailed",
+        "CompactionFailed",
+        "CompactionFailed",
+        "BreakerTripped",
+    ]
+    assert len(model.requests) == 3
+    assert agent.messages == big_conversation()  # failed compactions changed nothing
+
+
+def test_a_compaction_that_did_not_help_trips_the_breaker_at_once(tmp_path: Path) -> None:
+    # A summary as big as what it replaced: the next request would compact again, forever.
+    rambling = "<summary>" + "detail " * 7_000 + "</summary>"
+    agent, model = agent_answering(tmp_path, lambda request: Reply(text=rambling))
+    auto = AutoCompact(BUDGET, keep=1_000)
+
+    events = before_requests(auto, agent, 3)
+
+    assert [type(e).__name__ for e in events] == ["Compacted", "BreakerTripped"]
+    compacted, tripped = events
+    assert isinstance(compacted, Compacted) and isinstance(tripped, BreakerTripped)
+    assert compacted.tokens_after >= THRESHOLD * (1 - auto.margin)
+    assert "did not help" in tripped.reason
+    assert auto.breaker.tripped and auto.breaker.reason == tripped.reason
+    assert len(compaction_requests(model)) == 1
+
+
+def test_pinned_facts_too_big_to_fit_did_not_help_either(tmp_path: Path) -> None:
+    pinned = PinnedFacts()
+    pinned.add("House rules: " + "always use Decimal for money; " * 1_800, "CLAUDE.md")
+    agent, _ = agent_answering(tmp_path, scripted_summary)
+    auto = AutoCompact(BUDGET, keep=1_000, pinned=pinned)
+
+    events = before_requests(auto, agent, 2)
+
+    assert [type(e).__name__ for e in events] == ["Compacted", "BreakerTripped"]
+    compacted, tripped = events
+    assert isinstance(compacted, Compacted) and isinstance(tripped, BreakerTripped)
+    assert "put back 1 pinned facts" in compacted.detail
+    assert "did not help" in tripped.reason
+    assert auto.last_report is not None
+    assert auto.last_report.pinned_reinjected == (pinned.facts[0].text,)
+
+
+def test_a_compaction_that_helped_keeps_the_breaker_closed(tmp_path: Path) -> None:
+    agent, _ = agent_answering(tmp_path, scripted_summary)
+    auto = AutoCompact(BUDGET, keep=1_000)
+    events = before_requests(auto, agent, 4)
+    assert [type(e).__name__ for e in events] == ["Compacted"] * 4
+    assert not auto.breaker.tripped
+
+
+def test_the_breaker_on_its_own() -> None:
+    breaker = CircuitBreaker()
+    assert [breaker.failure("x"), breaker.failure("y")] == [False, False]
+    breaker.success()
+    assert breaker.failures == 0
+    assert [breaker.failure(str(n)) for n in range(3)] == [False, False, True]
+    assert breaker.tripped and "3 consecutive failures; last: 2" in breaker.reason
+    assert breaker.failure("again") is False  # tripped once, reported once
+
+
+# --- a long session on a small window ---------------------------------------------------------
+
+WINDOW = 40_000
+
+
+def long_session(tmp_path: Path, plugins: list[Plugin]) -> tuple[Agent, ScriptedModel]:
+    make_project(tmp_path)
+    clock = FakeClock()
+    model = ScriptedModel(coding_script(80), clock=clock, context_window=WINDOW)
+    model.answer_when(is_compaction_request, scripted_summary)
+    agent = Agent(
+        model,
+        tools=builtin_tools(),
+        workspace=tmp_path,
+        clock=clock,
+        plugins=plugins,
+        config=AgentConfig(max_turns=100, max_tokens=4_000),
+        approver=lambda request: True,
+    )
+    return agent, model
+
+
+def test_a_long_session_overflows_the_window_without_auto_compact(tmp_path: Path) -> None:
+    agent, model = long_session(tmp_path, [])
+    with pytest.raises(anthropic.BadRequestError, match="prompt is too long"):
+        for _ in agent.run("Check that every module rounds amounts to cents the same way."):
+            pass
+    assert model.remaining > 0  # it stopped part-way
+    assert m.validate(agent.messages) == []  # and the run left the conversation valid
+
+
+@pytest.mark.parametrize("keep", [5, 1_000], ids=["microcompact", "summaries"])
+def test_a_long_session_finishes_with_auto_compact(tmp_path: Path, keep: int) -> None:
+    budget = ContextBudget(window=WINDOW, max_output=4_000)
+    auto = AutoCompact(budget, keep=keep)
+    agent, model = long_session(tmp_path, [auto])
+
+    events = run_checked(agent, "Check that every module rounds amounts to cents the same way.")
+
+    assert isinstance(events[-1], TurnEnded)
+    assert model.remaining == 0
+    compacted = of_type(events, Compacted)
+    tiers = {e.tier for e in compacted}
+    assert tiers == ({"microcompact"} if keep == 5 else {"summary"})
+    assert not auto.breaker.tripped and of_type(events, CompactionFailed) == []
+    assert max(r.input_tokens for r in model.requests) <= WINDOW
+    turns = [r for r in model.requests if not is_compaction_request(r)]
+    assert len(turns) == 80
