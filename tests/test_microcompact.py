@@ -391,8 +391,10 @@ def test_the_tracker_anchors_on_the_last_replys_usage(tmp_path: Path) -> None:
     agent, _ = reading_agent(tmp_path, 3, [tracker])
     list(agent.run("Read three files."))
     last = agent.meter.calls[-1].usage
-    assert tracker.anchor == Anchor(
-        len(agent.messages) - 1, prompt_tokens(last) + last.output_tokens
+    assert tracker.anchor is not None
+    assert (tracker.anchor.index, tracker.anchor.tokens) == (
+        len(agent.messages) - 1,
+        prompt_tokens(last) + last.output_tokens,
     )
     # Offline the usage is the estimate, so the anchored size is the estimate (the reply's
     # role marker aside, which usage does not count as output).
@@ -408,7 +410,8 @@ def test_the_tracker_trusts_the_api_over_the_estimate(tmp_path: Path) -> None:
     agent = Agent(ScriptedModel(), workspace=tmp_path, clock=FakeClock())
     agent.messages = session(["read_file"] * 2)[:-1]  # ends on the model's call
     tracker.after_reply(agent, reply_message(40_000, 100, cache_read_input_tokens=60_000))
-    assert tracker.anchor == Anchor(3, 100_100)
+    assert tracker.anchor is not None
+    assert (tracker.anchor.index, tracker.anchor.tokens) == (3, 100_100)
     agent.messages.append(round_(1)[1])
     assert tracker.size(agent) == 100_100 + tokens.estimate_message(agent.messages[-1])
 
@@ -435,3 +438,24 @@ def test_the_plugin_honours_keep(tmp_path: Path, keep: int) -> None:
     run_checked(agent, "Read twelve files.")
     results = result_blocks(agent.messages)
     assert all(b["content"] != CLEARED for b in results[len(results) - keep :])
+
+
+def test_the_tracker_notices_a_rewrite_nobody_told_it_about(tmp_path: Path) -> None:
+    # A compaction that forgets to call invalidate() must not leave a stale anchor: the
+    # tracker sees that the messages it measured were replaced.
+    tracker = ContextTracker()
+    agent, _ = reading_agent(tmp_path, 16, [tracker])
+    list(agent.run("Read the files."))
+    agent.messages[:] = microcompact(agent.messages).messages
+    request = agent.request()
+    estimate = tokens.estimate_request(request.messages, system=request.system, tools=request.tools)
+    assert tracker.size(agent) == estimate
+
+
+def test_results_no_longer_than_the_marker_are_not_cleared() -> None:
+    conversation = session(["read_file"] * 8)
+    short = conversation[2]["content"][0]
+    short["content"] = "ok"
+    result = microcompact(conversation, keep=1)
+    assert short["tool_use_id"] not in result.cleared
+    assert result.tokens_freed > 0

@@ -394,7 +394,9 @@ def test_a_summary_request_too_long_drops_the_oldest_rounds_and_retries(tmp_path
     total = tokens.estimate_request(conversation, system=request.system, tools=request.tools)
     model.context_window = total - 2_000  # the conversation fits, the summary request not
 
-    report = compact(agent)
+    # A small window wants a small summary budget: each retry frees what the prompt is over
+    # by plus room for the summary itself.
+    report = compact(agent, summary_max_tokens=500)
 
     assert report.attempts == 2
     assert report.rounds_dropped >= 1
@@ -421,7 +423,7 @@ def test_the_retry_gives_up_after_three_and_leaves_the_conversation_as_it_was(
     agent.messages = list(conversation)
 
     with pytest.raises(CompactionError, match="still too long after 3 retries"):
-        compact(agent)
+        compact(agent, summary_max_tokens=1)
 
     assert MAX_PTL_RETRIES == 3
     assert len(model.requests) == 1 + MAX_PTL_RETRIES
@@ -432,6 +434,31 @@ def test_the_retry_gives_up_after_three_and_leaves_the_conversation_as_it_was(
         assert m.validate(request.messages) == []
     assert agent.messages == conversation
     assert agent.meter.calls == []  # a refused request is not billed
+
+
+def test_a_retry_frees_room_for_the_summary_as_well_as_the_excess(tmp_path: Path) -> None:
+    conversation = long_conversation(8, words=200)
+    agent, model = make_agent(tmp_path, [])
+    agent.messages = list(conversation)
+    request = agent.request()
+    total = tokens.estimate_request(conversation, system=request.system, tools=request.tools)
+    model.context_window = total + 100  # the summary request is over by a little
+
+    compact(agent, summary_max_tokens=2_000)
+
+    _, retry = model.requests
+    assert model.context_window - retry.input_tokens >= 2_000  # room left for the reply
+
+
+def test_a_cut_off_summary_is_refused_and_the_conversation_kept(tmp_path: Path) -> None:
+    conversation = long_conversation(3)
+    agent, _ = make_agent(
+        tmp_path, [], summariser=lambda r: Reply(text="<analysis>" + "x " * 5_000)
+    )
+    agent.messages = list(conversation)
+    with pytest.raises(CompactionError, match="cut off"):
+        compact(agent, summary_max_tokens=200)
+    assert agent.messages == conversation
 
 
 def test_a_single_round_too_long_for_the_window_fails_at_once(tmp_path: Path) -> None:

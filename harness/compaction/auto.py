@@ -4,7 +4,8 @@ Before a request whose context is at or over the threshold (Claude Code: window 
 output, 20K) − 13K, so 167K of a 200K window), the tiers are tried in order, stopping as
 soon as the context is back under it:
 
-1. microcompact: clear old tool results (no model call; breaks the cache from there on);
+1. microcompact: clear old tool results (no model call; breaks the cache from there on),
+   kept only if it brings the context under the threshold less the margin;
 2. session-memory compaction: chapter 07 plugs it in here (``session_memory=``);
 3. full compaction: a summary written by the model.
 
@@ -23,10 +24,16 @@ from dataclasses import dataclass
 
 from anthropic.types import Message
 
-from harness.compaction.context import ContextTracker
+from harness.compaction.context import ContextTracker, context_size
 from harness.compaction.events import BreakerTripped, Compacted, CompactionFailed
 from harness.compaction.microcompact import KEEP_RECENT, microcompact
-from harness.compaction.summary import CompactionError, CompactionReport, PinnedFacts, compact
+from harness.compaction.summary import (
+    SUMMARY_MAX_TOKENS,
+    CompactionError,
+    CompactionReport,
+    PinnedFacts,
+    compact,
+)
 from harness.loop import Agent, Plugin
 from harness.tokens import ContextBudget
 
@@ -74,6 +81,7 @@ class AutoCompact(Plugin):
         margin: float = 0.1,
         session_memory: SessionMemoryTier | None = None,
         breaker: CircuitBreaker | None = None,
+        summary_max_tokens: int = SUMMARY_MAX_TOKENS,
     ) -> None:
         self.budget = budget or ContextBudget()
         self.pinned = pinned or PinnedFacts()
@@ -82,6 +90,7 @@ class AutoCompact(Plugin):
         """A compaction must leave the context below ``threshold × (1 − margin)``."""
         self.session_memory = session_memory
         self.breaker = breaker or CircuitBreaker()
+        self.summary_max_tokens = summary_max_tokens
         self.tracker = ContextTracker()
         self.last_report: CompactionReport | None = None
 
@@ -98,7 +107,7 @@ class AutoCompact(Plugin):
         size = self.tracker.size(agent)
         if size < self.threshold:
             return
-        if self._microcompact(agent, size) < self.threshold:
+        if self._microcompact(agent, size):
             self.breaker.success()
             return
         if self.session_memory is not None and self.session_memory(agent):
@@ -108,13 +117,23 @@ class AutoCompact(Plugin):
                 return
         self._summarise(agent)
 
-    def _microcompact(self, agent: Agent, size: int) -> int:
+    def _microcompact(self, agent: Agent, size: int) -> bool:
+        """Clear old results if that alone brings the context clearly under the threshold.
+
+        Tried on a copy first: if clearing is not enough, the conversation is summarised as
+        it was, so the summary request still reads its whole prefix from cache (a cleared
+        result early on would make it miss from there). And clearing only just under the
+        threshold would leave the next request over it again, clearing one or two results
+        per turn and breaking the cache every time.
+        """
         result = microcompact(agent.messages, keep=self.keep)
         if not result.cleared:
-            return size
+            return False
+        request = agent.request()
+        after = context_size(result.messages, system=request.system, tools=request.tools)
+        if after >= self.threshold * (1 - self.margin):
+            return False
         agent.messages[:] = result.messages
-        self.tracker.invalidate()
-        after = self.tracker.size(agent)
         agent.emit(
             Compacted(
                 "microcompact",
@@ -125,11 +144,16 @@ class AutoCompact(Plugin):
                 f"messages[{result.first_changed}]",
             )
         )
-        return after
+        return True
 
     def _summarise(self, agent: Agent) -> None:
         try:
-            report = compact(agent, pinned=self.pinned, trigger="auto")
+            report = compact(
+                agent,
+                pinned=self.pinned,
+                trigger="auto",
+                summary_max_tokens=self.summary_max_tokens,
+            )
         except CompactionError as error:
             tripped = self.breaker.failure(str(error))
             agent.emit(CompactionFailed("summary", str(error), self.breaker.failures))

@@ -29,14 +29,29 @@ def prompt_tokens(usage: Usage) -> int:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Anchor:
-    """The last reply's exact size, and where it sits in the conversation."""
+    """The last reply's exact size, and the conversation it measured."""
 
     index: int
     """Index of the assistant message that reply became."""
     tokens: int
     """Prompt plus output tokens of that reply, from its ``usage``."""
+    prefix: tuple[MessageDict, ...] = ()
+    """The message objects it measured (``messages[: index + 1]``). Compaction replaces the
+    messages it changes with new objects, so a rewritten prefix is noticed here without every
+    compaction having to say so (and holding the old objects keeps their ids from being
+    reused by new ones)."""
+
+    def holds_for(self, messages: Sequence[MessageDict]) -> bool:
+        """Whether ``messages`` still starts with exactly the messages this anchor measured."""
+        if self.index >= len(messages):
+            return False
+        if not self.prefix:
+            return True
+        return len(self.prefix) == self.index + 1 and all(
+            a is b for a, b in zip(self.prefix, messages[: self.index + 1], strict=True)
+        )
 
 
 def context_size(
@@ -47,7 +62,7 @@ def context_size(
     anchor: Anchor | None = None,
 ) -> int:
     """Tokens the next request will hold: anchored on the last usage if there is one."""
-    if anchor is None or anchor.index >= len(messages):
+    if anchor is None or not anchor.holds_for(messages):
         return tokens.estimate_request(messages, system=system, tools=tools)
     added = sum(tokens.estimate_message(message) for message in messages[anchor.index + 1 :])
     return anchor.tokens + added
@@ -61,7 +76,9 @@ class ContextTracker(Plugin):
 
     def after_reply(self, agent: Agent, reply: Message) -> None:
         self.anchor = Anchor(
-            len(agent.messages) - 1, prompt_tokens(reply.usage) + reply.usage.output_tokens
+            len(agent.messages) - 1,
+            prompt_tokens(reply.usage) + reply.usage.output_tokens,
+            tuple(agent.messages),
         )
 
     def invalidate(self) -> None:

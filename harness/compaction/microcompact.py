@@ -110,10 +110,16 @@ def _to_clear(
     return [
         (i, j)
         for i, j in candidates
-        if (i, j) in seen
-        and (i, j) not in recent
-        and messages[i]["content"][j].get("content") != CLEARED
+        if (i, j) in seen and (i, j) not in recent and _worth_clearing(messages[i]["content"][j])
     ]
+
+
+def _worth_clearing(block: m.Block) -> bool:
+    """Not cleared yet, and longer than the marker: clearing "ok" would add tokens and
+    still break the cache."""
+    if block.get("content") == CLEARED:
+        return False
+    return tokens.estimate_block(block) > tokens.estimate_block({**block, "content": CLEARED})
 
 
 def microcompact(
@@ -199,7 +205,10 @@ class Microcompact(Plugin):
         reason = self.trigger(agent)
         if reason is None:
             return
-        before = tokens.estimate_request(agent.messages)
+        request = agent.request()
+        before = tokens.estimate_request(
+            request.messages, system=request.system, tools=request.tools
+        )
         result = microcompact(agent.messages, keep=self.keep, compactable=self.compactable)
         agent.messages[:] = result.messages
         if self.tracker is not None:

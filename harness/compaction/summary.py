@@ -22,7 +22,7 @@ one is looked for in the new context; a missing one is put back, and the report 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,8 @@ SUMMARY_MAX_TOKENS = 20_000  # Claude Code's cap on a summary's length
 MAX_PTL_RETRIES = 3
 REINJECT_MAX_FILES = 5
 REINJECT_TOKENS_PER_FILE = 5_000
+# Claude Code's budget also covers the plan, skills and tool descriptions it re-injects; with
+# files only, the per-file cap binds first (5 x 5K = 25K) unless it is raised.
 REINJECT_TOKEN_BUDGET = 50_000
 
 COMPACT_MARKER = "Your task is to create a detailed summary of the conversation so far"
@@ -99,19 +101,27 @@ class PinnedFacts:
     def add(self, text: str, source: str = "user") -> None:
         self.facts.append(PinnedFact(text.strip(), source))
 
-    def missing_from(self, conversation: Sequence[m.MessageDict]) -> list[PinnedFact]:
+    def missing_from(
+        self,
+        conversation: Sequence[m.MessageDict],
+        *,
+        system: str | Sequence[Mapping[str, Any]] | None = None,
+    ) -> list[PinnedFact]:
         """Facts whose text does not appear in the conversation (case and spacing ignored).
 
         A literal check, on purpose: a summary that paraphrases a rule ("use British English"
         for "always write colour, not color") has lost its exact wording, and the fact goes back.
+        The system prompt counts as context too (CLAUDE.md rules live there, chapter 03), so a
+        rule it already carries is not repeated.
         """
-        haystack = _normalise(
-            "\n".join(
-                str(b.get("text", b.get("content", "")))
-                for msg in conversation
-                for b in m.blocks(msg)
-            )
-        )
+        parts = [
+            str(b.get("text", b.get("content", ""))) for msg in conversation for b in m.blocks(msg)
+        ]
+        if isinstance(system, str):
+            parts.append(system)
+        elif system:
+            parts += [str(block.get("text", "")) for block in system]
+        haystack = _normalise("\n".join(parts))
         return [f for f in self.facts if _normalise(f.text) not in haystack]
 
 
@@ -237,21 +247,24 @@ def compact(
     trigger: str = "manual",
     instructions: str = "",
     cache: bool = True,
+    summary_max_tokens: int = SUMMARY_MAX_TOKENS,
 ) -> CompactionReport:
     """Replace ``agent.messages`` with a summary; raises :class:`CompactionError` on failure.
 
-    On failure the conversation is left exactly as it was.
+    On failure the conversation is left exactly as it was. ``summary_max_tokens`` is the
+    summary's output budget (Claude Code: 20K); lower it for a model whose output limit is
+    smaller, or the API refuses the request.
     """
     base = agent.request()
     before = tokens.estimate_request(base.messages, system=base.system, tools=base.tools)
     extra = [s for hook in agent.tools.hooks.pre_compact if (s := _run_hook(agent, hook, trigger))]
-    instruction = "\n\n".join([COMPACT_INSTRUCTION, instructions, *extra]).strip()
+    instruction = "\n\n".join(part for part in (COMPACT_INSTRUCTION, instructions, *extra) if part)
     conversation, dropped, attempts = list(agent.messages), 0, 0
     while True:
         attempts += 1
         request = ModelRequest(
             model=base.model,
-            max_tokens=min(SUMMARY_MAX_TOKENS, base.max_tokens * 4),
+            max_tokens=summary_max_tokens,
             messages=summary_messages(conversation, instruction),
             system=base.system,
             tools=base.tools,
@@ -271,7 +284,9 @@ def compact(
                     f"the summary request was still too long after {MAX_PTL_RETRIES} retries "
                     f"dropping {dropped} of the oldest rounds"
                 ) from error
-            conversation, n = drop_oldest_rounds(conversation, over)
+            # Room for the prompt and for the summary: a prompt that only just fits leaves
+            # the reply no space, and a summary cut inside its <analysis> is no summary.
+            conversation, n = drop_oldest_rounds(conversation, over + summary_max_tokens)
             if n == 0:  # one round left: the same request would be refused again
                 raise CompactionError(
                     f"the summary request is too long even with only the last round left "
@@ -281,6 +296,10 @@ def compact(
         except anthropic.APIError as error:
             raise CompactionError(f"the summary request failed: {error}") from error
     agent.meter.record(base.model, reply.usage)  # a compaction is a model call: it is billed
+    if reply.stop_reason in ("max_tokens", "model_context_window_exceeded"):
+        raise CompactionError(
+            f"the summary was cut off ({reply.stop_reason}); a partial summary would lose work"
+        )
     summary = extract_summary("".join(b.text for b in reply.content if b.type == "text"))
     if not summary:
         raise CompactionError("the model returned no summary text")
@@ -290,7 +309,7 @@ def compact(
     new_blocks += [
         m.text(f"Contents of {path} (read again after compaction):\n{text}") for path, text in files
     ]
-    lost = (pinned or PinnedFacts()).missing_from([m.user(new_blocks)])
+    lost = (pinned or PinnedFacts()).missing_from([m.user(new_blocks)], system=base.system)
     if lost:
         listing = "\n".join(f"- {f.text} (from {f.source})" for f in lost)
         new_blocks.append(m.text(f"Pinned facts (kept across every compaction):\n{listing}"))

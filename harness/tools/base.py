@@ -9,6 +9,8 @@ the same way).
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -65,11 +67,11 @@ class Tool(Generic[InputT]):
     (else reading a stored result would store it again; Claude Code exempts Read too)."""
 
     def definition(self) -> dict[str, Any]:
-        """The tool as the API takes it in ``tools=[...]``."""
+        """The tool as the API takes it in ``tools=[...]`` (a fresh dict: callers may edit it)."""
         return {
             "name": self.name,
             "description": self.description,
-            "input_schema": self.input_model.model_json_schema(),
+            "input_schema": copy.deepcopy(_schema(self.input_model)),
         }
 
     def __call__(self, raw_input: dict[str, Any], context: ToolContext) -> ToolOutput:
@@ -79,6 +81,13 @@ class Tool(Generic[InputT]):
         into an error result the model can learn from.
         """
         return self.function(self.input_model.model_validate(raw_input), context)
+
+
+@functools.cache
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    # Building a JSON schema is slow in pydantic, and the loop asks for every tool's
+    # definition on every request: build each once.
+    return model.model_json_schema()
 
 
 def tool(
