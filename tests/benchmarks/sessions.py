@@ -55,11 +55,13 @@ def coding_script(turns: int, write_lines: int = 0) -> list[Step]:
             text = "I'll search for every place that rounds, to check they agree."
         elif kind == 2:
             step = t % 20
+            # The docstring's opening words match exactly once, before and after earlier edits.
+            opening = f'"""Step {step} of the {name} pipeline'
             call = tool_call(
                 "edit_file",
                 path=f"app/{name}.py",
-                old_string=f"    Step {step} of the {name} pipeline:",
-                new_string=f"    Step {step} of the {name} pipeline (checked in turn {t}):",
+                old_string=opening,
+                new_string=f"{opening} [checked in turn {t}]",
             )
             text = f"The docstring of step {step} should say it was checked; editing it."
         elif write_lines:
@@ -72,7 +74,8 @@ def coding_script(turns: int, write_lines: int = 0) -> list[Step]:
             call = tool_call("write_file", path=f"app/generated_{t}.py", content=body + "\n")
             text = f"Writing a helper module with {write_lines // 2} small functions."
         else:
-            call = tool_call("bash", command="wc -l app/*.py tests/*.py && ls -la app")
+            # Line counts only: `ls -l` would print owners and dates that differ by machine.
+            call = tool_call("bash", command="wc -l app/*.py tests/*.py")
             text = "Checking the sizes of the modules and tests."
         script.append(reply(text, tool_calls=[call]))
     script.append(reply("All modules round to cents consistently; docstrings updated."))
