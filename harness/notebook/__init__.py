@@ -13,24 +13,17 @@ import html
 import inspect
 import json
 import re
-import threading
 from collections.abc import Mapping, Sequence
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import ipywidgets as widgets  # type: ignore[import-untyped]  # ships no type information
 from anthropic import APIStatusError
 from anthropic.types import Usage
 from IPython.display import Code
 from pydantic import BaseModel
 
 from harness import pricing
-from harness.model.cache import prefix_blocks
 from harness.model.scripted import Request
-from harness.tools.permissions import Approval, ApprovalRequest
-
-if TYPE_CHECKING:
-    from harness.loop import Agent
 
 _BOX = (
     "font-family: var(--jp-code-font-family, monospace); font-size: 12.5px; line-height: 1.45;"
@@ -376,197 +369,23 @@ def render_error(error: BaseException) -> Rendered:
     return table(["", ""], rows)
 
 
-# --- approvals in the notebook (chapter 02) ------------------------------------------------
-#
-# Jupyter runs a cell on the kernel's main thread, and handles a widget event (a click) on that
-# same thread, only when no cell is running. A cell that waits for a click would wait forever.
-# So the agent runs in a background thread (`run_in_background`); the approver, called from
-# that thread, shows its buttons and blocks on a `threading.Event`; the click, handled by the
-# idle kernel, sets it. ipywidgets ships no type information, so widgets are typed `Any` here.
+# The chapter-specific views live next door; importing them here keeps one import path
+# (``from harness.notebook import ...``) for every chapter.
+from harness.notebook.approvals import WidgetApprover, run_in_background  # noqa: E402
+from harness.notebook.cache import cache_table, prefix_table  # noqa: E402
 
-_LINE = (
-    "font-family: var(--jp-code-font-family, monospace); font-size: 12.5px; line-height: 1.45;"
-    " white-space: pre-wrap; margin: 0"
-)
-
-
-def _line(text: str, *, colour: str | None = None) -> Any:
-    style = _LINE + (f"; color: {colour}" if colour else "")
-    return widgets.HTML(f'<div style="{style}">{html.escape(text)}</div>')
-
-
-def _append(panel: Any, child: Any) -> None:
-    panel.children = (*panel.children, child)
-
-
-class WidgetApprover:
-    """An approver that asks you in the notebook, with Approve and Deny buttons.
-
-    Give it to an agent (``Agent(..., approver=WidgetApprover())``) and start the run with
-    :func:`run_in_background`, so the cell returns and the kernel is free to handle your
-    click. Each ``ask`` adds a prompt to :attr:`panel` with the exact call (tool, input, and
-    why it asks) and waits. Text typed in the box goes to the model with the answer (Claude
-    Code passes a refusal's feedback on the same way). No answer within ``timeout`` seconds
-    is a refusal, so a forgotten prompt never holds a run forever. :meth:`answer` answers
-    from code instead: from a later cell, or a test.
-    """
-
-    def __init__(self, *, timeout: float = 300.0, panel: Any = None) -> None:
-        self.timeout = timeout
-        self.panel: Any = panel if panel is not None else widgets.VBox()
-        """Where prompts appear (an ipywidgets box); ``run_in_background`` adds events to it."""
-        self._waiting: list[tuple[ApprovalRequest, threading.Event, list[Approval], Any]] = []
-        self._lock = threading.Lock()
-
-    @property
-    def waiting(self) -> list[ApprovalRequest]:
-        """The calls waiting for an answer now, oldest first."""
-        with self._lock:
-            return [request for request, *_ in self._waiting]
-
-    def __call__(self, request: ApprovalRequest) -> Approval:
-        answered = threading.Event()
-        answers: list[Approval] = []
-        approve = widgets.Button(description="Approve", button_style="success", icon="check")
-        deny = widgets.Button(description="Deny", button_style="danger", icon="times")
-        note = widgets.Text(
-            placeholder="optional: a note for the model (why, or what to do instead)",
-            layout=widgets.Layout(width="420px"),
-        )
-        arguments = _short(json.dumps(request.input, ensure_ascii=False, indent=1), 600)
-        header = widgets.HTML(
-            f'<div style="{_LINE}"><b>🔒 {html.escape(request.tool)}</b> asks to run with '
-            f"{html.escape(arguments)}\n"
-            f'<span style="{_MUTED}">why you are asked: {html.escape(request.reason)}</span></div>'
-        )
-        status = widgets.HTML(
-            f'<div style="{_LINE}; {_MUTED}">waiting for you (refused after '
-            f"{self.timeout:g} s without an answer)</div>"
-        )
-        entry = (request, answered, answers, note)
-        approve.on_click(lambda _: self._settle(entry, True))
-        deny.on_click(lambda _: self._settle(entry, False))
-        prompt = widgets.VBox(
-            [header, widgets.HBox([approve, deny, note]), status],
-            layout=widgets.Layout(border="1px solid rgba(128,128,128,0.45)", padding="4px 8px"),
-        )
-        with self._lock:
-            self._waiting.append(entry)
-        _append(self.panel, prompt)
-        answered.wait(self.timeout)
-        with self._lock:
-            if not answers:  # timed out; a click that comes later changes nothing
-                answers.append(Approval(False, f"no answer within {self.timeout:g} s"))
-                answered.set()
-            if entry in self._waiting:
-                self._waiting.remove(entry)
-        approval = answers[0]
-        approve.disabled = deny.disabled = note.disabled = True
-        mark = "✓ approved" if approval.approved else "✗ refused"
-        reason = html.escape(approval.reason)
-        status.value = f'<div style="{_LINE}"><b>{html.escape(mark)}</b>: {reason}</div>'
-        return approval
-
-    def answer(self, approved: bool, note: str = "") -> ApprovalRequest:
-        """Answer the oldest waiting call, as a click would; returns the call answered."""
-        with self._lock:
-            if not self._waiting:
-                raise LookupError("no call is waiting for an answer")
-            entry = self._waiting[0]
-        entry[3].value = note
-        self._settle(entry, approved)
-        return entry[0]
-
-    def _settle(
-        self,
-        entry: tuple[ApprovalRequest, threading.Event, list[Approval], Any],
-        approved: bool,
-    ) -> None:
-        _, answered, answers, note = entry
-        with self._lock:
-            if answered.is_set():  # already answered, or timed out: the first answer stands
-                return
-            verdict = "approved in the notebook" if approved else "refused in the notebook"
-            text = str(note.value).strip()
-            answers.append(Approval(approved, f"{verdict}: {text}" if text else verdict))
-            if entry in self._waiting:
-                self._waiting.remove(entry)
-            answered.set()
-
-
-def run_in_background(
-    agent: Agent, prompt: str, *, panel: Any = None
-) -> tuple[Any, threading.Thread]:
-    """Start ``agent.run(prompt)`` in a background thread; show its events as they come.
-
-    Returns ``(panel, thread)`` at once. Make the panel the last expression of the cell to see
-    it; ``thread.join()`` waits for the run to end. Each event becomes one line of the panel; if
-    the agent's approver is a :class:`WidgetApprover`, its prompts appear in the same panel,
-    in order. Everything is added to the panel from the run's thread, so lines never race.
-    """
-    approver = agent.tools.approver
-    if panel is None:
-        panel = approver.panel if isinstance(approver, WidgetApprover) else widgets.VBox()
-
-    def work() -> None:
-        try:
-            for event in agent.run(prompt):
-                _append(panel, _line(str(event)))
-        except Exception as error:  # shown in the panel: a background thread has no traceback
-            message = f"the run failed: {type(error).__name__}: {error}"
-            _append(panel, _line(message, colour="#c0392b"))
-
-    # A daemon thread: a run still waiting for an answer never keeps the kernel from exiting.
-    thread = threading.Thread(target=work, name="agent-run", daemon=True)
-    thread.start()
-    return panel, thread
-
-
-# --- the prompt cache (chapter 03) ---------------------------------------------------------
-
-
-def prefix_table(request: Request) -> Rendered:
-    """A request as the prompt cache sees it: its blocks in prefix order (tools, then system,
-    then messages), each with its tokens, the size of the prefix up to it, and its breakpoint
-    (``5m`` or ``1h``) if it carries ``cache_control``."""
-    blocks = prefix_blocks(request.tools, request.system, request.messages)
-    rows: list[list[object]] = []
-    running = 0
-    for block in blocks:
-        running += block.tokens
-        mark = f"◆ {block.breakpoint}" if block.breakpoint else ""
-        rows.append([block.where, f"{block.tokens:,}", f"{running:,}", mark])
-    return table(["block", "tokens", "prefix up to here", "breakpoint"], rows)
-
-
-def cache_table(
-    requests: Sequence[Request], calls: Sequence[pricing.MeteredCall], *, first: int = 1
-) -> Rendered:
-    """One row per model call: how its prompt split between cache reads, cache writes and
-    uncached input, what the call cost, and the cache's explanation in words.
-
-    ``requests`` are the scripted model's (those that got a reply carry their ``cache``
-    split); ``calls`` are the agent's meter, in the same order. Calls are numbered from
-    ``first``.
-    """
-    answered = [r for r in requests if r.cache is not None]
-    if len(answered) != len(calls):
-        raise ValueError(f"{len(answered)} answered requests but {len(calls)} metered calls")
-    rows: list[list[object]] = []
-    for n, (request, call) in enumerate(zip(answered, calls, strict=True), start=first):
-        split = request.cache
-        assert split is not None
-        cost = usd(call.cost.total) if call.cost is not None else "?"
-        rows.append(
-            [
-                n,
-                f"{call.prompt_tokens:,}",
-                f"{split.read:,}",
-                f"{split.written:,}",
-                f"{split.uncached:,}",
-                cost,
-                split.explanation,
-            ]
-        )
-    headers = ["call", "prompt", "cache read", "cache write", "uncached", "cost", "the cache says"]
-    return table(headers, rows)
+__all__ = [
+    "Rendered",
+    "WidgetApprover",
+    "cache_table",
+    "prefix_table",
+    "price_table",
+    "render_error",
+    "render_message",
+    "render_request",
+    "run_in_background",
+    "show",
+    "table",
+    "usage_table",
+    "usd",
+]
