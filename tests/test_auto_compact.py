@@ -333,7 +333,7 @@ WINDOW = 40_000
 def long_session(tmp_path: Path, plugins: list[Plugin]) -> tuple[Agent, ScriptedModel]:
     make_project(tmp_path)
     clock = FakeClock()
-    model = ScriptedModel(coding_script(80), clock=clock, context_window=WINDOW)
+    model = ScriptedModel(coding_script(80, write_lines=60), clock=clock, context_window=WINDOW)
     model.answer_when(is_compaction_request, scripted_summary)
     agent = Agent(
         model,
@@ -373,3 +373,30 @@ def test_a_long_session_finishes_with_auto_compact(tmp_path: Path, keep: int) ->
     assert max(r.input_tokens for r in model.requests) <= WINDOW
     turns = [r for r in model.requests if not is_compaction_request(r)]
     assert len(turns) == 80
+
+
+@pytest.mark.parametrize("margin", [-0.1, 1.0, 1.5])
+def test_a_margin_outside_zero_to_one_is_refused(margin: float) -> None:
+    with pytest.raises(ValueError, match="margin"):
+        AutoCompact(margin=margin)
+
+
+def test_session_memory_counts_only_if_it_clears_the_margin_line(tmp_path: Path) -> None:
+    # Tier 2 must meet the same bar as tier 1: ending between the margin line and the
+    # threshold would make the very next request compact again, so tier 3 still runs.
+    budget = ContextBudget(window=40_000, max_output=4_000)  # threshold 23,000; line 20,700
+
+    def barely(agent: Agent) -> bool:
+        agent.messages[:] = [m.user("word " * 17_500)]  # ~21.9K tokens: under 23K, over 20.7K
+        return True
+
+    model = ScriptedModel([reply("done")], context_window=40_000)
+    model.answer_when(is_compaction_request, scripted_summary)
+    auto = AutoCompact(budget, keep=1_000, session_memory=barely)
+    agent = Agent(model, workspace=tmp_path, clock=FakeClock(), plugins=[auto])
+    agent.messages[:] = [m.user("word " * 20_000)]  # ~25K tokens: over the threshold
+
+    events = list(agent.run("go on"))
+
+    assert sum(is_compaction_request(r) for r in model.requests) == 1
+    assert [e.tier for e in events if isinstance(e, Compacted)] == ["summary"]

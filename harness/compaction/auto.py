@@ -83,6 +83,10 @@ class AutoCompact(Plugin):
         breaker: CircuitBreaker | None = None,
         summary_max_tokens: int = SUMMARY_MAX_TOKENS,
     ) -> None:
+        if not 0.0 <= margin < 1.0:
+            raise ValueError(
+                f"margin must be in [0, 1), not {margin}: it is a share of the threshold"
+            )
         self.budget = budget or ContextBudget()
         self.pinned = pinned or PinnedFacts()
         self.keep = keep
@@ -112,7 +116,7 @@ class AutoCompact(Plugin):
             return
         if self.session_memory is not None and self.session_memory(agent):
             self.tracker.invalidate()
-            if self.tracker.size(agent) < self.threshold:
+            if self.tracker.size(agent) < self.threshold * (1 - self.margin):
                 self.breaker.success()
                 return
         self._summarise(agent)
