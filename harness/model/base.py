@@ -19,13 +19,15 @@ from anthropic.types import Message
 from harness.clock import Clock
 from harness.model.live import AnthropicModel
 from harness.model.scripted import ScriptedModel, Step
+from harness.tokens import TokenCounter
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 
 
 @runtime_checkable
-class Model(Protocol):
-    """What the harness needs from a model: the Messages API's ``create`` and ``count_tokens``."""
+class Model(TokenCounter, Protocol):
+    """What the harness needs from a model: the Messages API's ``create`` and (from
+    :class:`~harness.tokens.TokenCounter`) ``count_tokens``."""
 
     def create(
         self,
@@ -37,15 +39,6 @@ class Model(Protocol):
         tools: Sequence[Mapping[str, Any]] | None = None,
         **extra: Any,
     ) -> Message: ...
-
-    def count_tokens(
-        self,
-        *,
-        model: str,
-        messages: Sequence[Mapping[str, Any]],
-        system: str | Sequence[Mapping[str, Any]] | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-    ) -> int: ...
 
 
 def is_live(env: Mapping[str, str] | None = None) -> bool:
