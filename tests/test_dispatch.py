@@ -21,32 +21,13 @@ from harness.tools import Tool, ToolContext, ToolError, ToolRegistry, Workspace,
 from harness.tools.dispatch import ToolRunner
 from harness.tools.permissions import ApprovalRequest, Permissions
 from harness.tools.storage import ResultStorage
+from tests.small_tools import EchoInput, count, echo
 
 # --- small tools ---------------------------------------------------------------------------
 
 
-class EchoInput(BaseModel):
-    text: str
-
-
-class CountInput(BaseModel):
-    n: int
-
-
 class TagInput(BaseModel):
     tag: str
-
-
-@tool(EchoInput, read_only=True)
-def echo(args: EchoInput, context: ToolContext) -> str:
-    """Say the text back."""
-    return args.text
-
-
-@tool(CountInput, read_only=True)
-def count(args: CountInput, context: ToolContext) -> str:
-    """Count up to n."""
-    return " ".join(str(i) for i in range(1, args.n + 1))
 
 
 def runner(

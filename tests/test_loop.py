@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from anthropic import OverloadedError
 from anthropic.types import Message, TextBlock, ToolUseBlock, Usage
-from pydantic import BaseModel
 
 from harness import messages as m
 from harness.clock import FakeClock
@@ -28,32 +27,11 @@ from harness.events import (
 )
 from harness.loop import INTERRUPTED, Agent, AgentConfig, ModelRequest, Plugin, RunInProgress
 from harness.model import ScriptedModel, faults, reply, tool_call
-from harness.tools import ToolContext, ToolError, tool
+from harness.tools import ToolContext, tool
 from harness.tools.permissions import Permissions
+from tests.small_tools import EchoInput, count, echo
 
 # --- small tools ---------------------------------------------------------------------------
-
-
-class EchoInput(BaseModel):
-    text: str
-
-
-class CountInput(BaseModel):
-    n: int
-
-
-@tool(EchoInput, read_only=True)
-def echo(args: EchoInput, context: ToolContext) -> str:
-    """Say the text back."""
-    return args.text
-
-
-@tool(CountInput, read_only=True)
-def count(args: CountInput, context: ToolContext) -> str:
-    """Count up to n."""
-    if args.n < 0:
-        raise ToolError("n must not be negative")
-    return " ".join(str(i) for i in range(1, args.n + 1))
 
 
 def make_agent(
