@@ -8,8 +8,10 @@ truncate, it refuses or truncates the same way, with the SDK's own classes.
   exception to raise (see ``harness.model.faults``), or a function of the :class:`Request`
   returning either (for replies that depend on what was sent, e.g. a summary).
 * ``usage`` is computed, never typed in: input tokens by ``harness.tokens`` (the same
-  estimator the harness uses to plan), output tokens from the reply. The cache fields are
-  present and zero until chapter 03 plugs in the prompt-cache simulator.
+  estimator the harness uses to plan), output tokens from the reply. The prompt is split
+  between cache reads, cache writes and plain input by a prompt-cache simulator
+  (``harness.model.cache``, chapter 03); with no ``cache_control`` in a request, as in
+  chapters 00-02, the cache fields are present and zero.
 * It checks each request as the API does: the conversation must be valid (400 otherwise),
   ``max_tokens`` within the model's output limit (400), the prompt within the context window
   (400 ``prompt is too long: N tokens > M maximum``).
