@@ -51,6 +51,8 @@ def execute(path: Path) -> None:
             cell.outputs = []
             cell.execution_count = None
     env_key = os.environ.pop("ANTHROPIC_API_KEY", None)
+    for name in ("HARNESS_MODEL", "ANTHROPIC_BASE_URL"):  # stored outputs use the defaults
+        os.environ.pop(name, None)
     try:
         NotebookClient(
             nb,

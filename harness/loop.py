@@ -33,7 +33,7 @@ from harness.events import (
     ModelCalled,
     TurnEnded,
 )
-from harness.model.base import DEFAULT_MODEL, Model
+from harness.model.base import Model, model_name
 from harness.pricing import CostMeter
 from harness.tools.base import Tool, ToolContext, ToolRegistry
 from harness.tools.dispatch import ToolRunner
@@ -49,8 +49,8 @@ INTERRUPTED = "[Request interrupted by user for tool use]"
 class AgentConfig(BaseModel):
     """Settings of one agent."""
 
-    model: str = DEFAULT_MODEL
-    """The model id sent with every request."""
+    model: str = Field(default_factory=model_name)
+    """The model id sent with every request: ``HARNESS_MODEL`` if set, else the default."""
     max_tokens: int = Field(8_000, gt=0)
     """Output tokens per reply. Claude Code's default is 8K, raised to 64K only on demand."""
     max_turns: int = Field(50, gt=0)

@@ -7,7 +7,7 @@ little so that non-Latin text is not badly under-counted:
 
 * ASCII text: one token per 4 characters (rounded up). Real Claude tokenizers give about
   3.5-4.5 characters per token on English prose and 2.5-3.5 on code and JSON, so this
-  under-counts code by up to ~30%; that is why thresholds keep a safety margin.
+  under-counts code by up to ~40%; that is why thresholds keep a safety margin.
 * Any other character (CJK, accented letters, emoji): one token each. For Chinese the real
   figure is roughly 1-1.5 tokens per character, so this is close or slightly low.
 * Framing: a few tokens per message and per block for the role and structure markers, and

@@ -26,6 +26,9 @@ class NetworkBlocked(RuntimeError):
 def pytest_configure(config: pytest.Config) -> None:
     global _LIVE_KEY
     _LIVE_KEY = os.environ.pop("ANTHROPIC_API_KEY", None) or None
+    # A developer's own model choice or gateway must not change the stored outputs either.
+    for name in ("HARNESS_MODEL", "ANTHROPIC_BASE_URL"):
+        os.environ.pop(name, None)
 
 
 def _refuse(self: socket.socket, address: Any, *args: Any, **kwargs: Any) -> Any:

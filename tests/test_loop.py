@@ -531,3 +531,12 @@ def test_events_print_on_one_line_with_their_key_facts(tmp_path: Path) -> None:
     assert "[echo]" in str(events[1])
     assert "end_turn" in lines["TurnEnded"]
     assert "5" in str(MaxTurnsReached(5))
+
+
+def test_the_model_id_comes_from_harness_model_when_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARNESS_MODEL", "claude-haiku-4-5")
+    agent, model = make_agent([reply("hi")], tmp_path)
+    list(agent.run("hello"))
+    assert model.requests[0].model == "claude-haiku-4-5"

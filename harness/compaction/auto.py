@@ -12,9 +12,10 @@ soon as the context is back under it:
 A circuit breaker stops all this after 3 failures in a row (Claude Code's number), and at
 once when a compaction "did not help": it left the context above the threshold less a
 margin, so the very next request would compact again, forever (a loop users have hit in
-several agents). Its state is visible (``agent_compact.breaker``) and an event says when
-it trips. The summary request is sent straight to the model, outside the loop and its
-plugins, so it can never trigger an auto-compaction of its own.
+several agents). Its state is visible (``auto.breaker``, for an ``AutoCompact`` called
+``auto``) and an event says when it trips. The summary request is sent straight to the
+model, outside the loop and its plugins, so it can never trigger an auto-compaction of its
+own.
 """
 
 from __future__ import annotations

@@ -42,8 +42,8 @@ SUMMARY_MAX_TOKENS = 20_000  # Claude Code's cap on a summary's length
 MAX_PTL_RETRIES = 3
 REINJECT_MAX_FILES = 5
 REINJECT_TOKENS_PER_FILE = 5_000
-# Claude Code's budget also covers the plan, skills and tool descriptions it re-injects; with
-# files only, the per-file cap binds first (5 x 5K = 25K) unless it is raised.
+# Claude Code's observed numbers: at most 5 files, ~5K tokens each, ~50K in all. With these
+# caps the per-file one binds first (5 x 5K = 25K); the total matters if it is raised.
 REINJECT_TOKEN_BUDGET = 50_000
 
 COMPACT_MARKER = "Your task is to create a detailed summary of the conversation so far"
