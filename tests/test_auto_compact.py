@@ -400,3 +400,15 @@ def test_session_memory_counts_only_if_it_clears_the_margin_line(tmp_path: Path)
 
     assert sum(is_compaction_request(r) for r in model.requests) == 1
     assert [e.tier for e in events if isinstance(e, Compacted)] == ["summary"]
+
+
+def test_the_summary_budget_is_claude_codes_20k_when_the_window_has_room() -> None:
+    assert (
+        AutoCompact(ContextBudget(window=200_000, max_output=32_000)).summary_max_tokens == 20_000
+    )
+
+
+def test_the_summary_budget_shrinks_to_fit_the_room_left_at_the_threshold() -> None:
+    budget = ContextBudget(window=40_000, max_output=4_000)  # threshold 23,000: 17,000 left
+    assert AutoCompact(budget).summary_max_tokens == 16_000
+    assert AutoCompact(budget, summary_max_tokens=2_000).summary_max_tokens == 2_000

@@ -66,6 +66,18 @@ class CircuitBreaker:
         self.reason = reason
 
 
+def default_summary_budget(budget: ContextBudget) -> int:
+    """Claude Code's 20K, or less when the window leaves less room at the threshold.
+
+    A summary is asked for when the prompt is at the threshold, so the reply has about
+    ``window - threshold`` tokens left; 1K of that goes to the compaction instruction and the
+    estimate's error. A budget larger than the room would let a long summary run into the
+    end of the window, and a cut-off summary is refused (200K window: 20K; 40K window with
+    4K output: 16K).
+    """
+    return min(SUMMARY_MAX_TOKENS, budget.window - budget.auto_compact_threshold - 1_000)
+
+
 SessionMemoryTier = Callable[[Agent], bool]
 """Tier 2 (chapter 07): compacts from session memory; True if it did something."""
 
@@ -82,7 +94,7 @@ class AutoCompact(Plugin):
         margin: float = 0.1,
         session_memory: SessionMemoryTier | None = None,
         breaker: CircuitBreaker | None = None,
-        summary_max_tokens: int = SUMMARY_MAX_TOKENS,
+        summary_max_tokens: int | None = None,
     ) -> None:
         if not 0.0 <= margin < 1.0:
             raise ValueError(
@@ -95,7 +107,8 @@ class AutoCompact(Plugin):
         """A compaction must leave the context below ``threshold × (1 − margin)``."""
         self.session_memory = session_memory
         self.breaker = breaker or CircuitBreaker()
-        self.summary_max_tokens = summary_max_tokens
+        self.summary_max_tokens = summary_max_tokens or default_summary_budget(self.budget)
+        """Output budget of a summary (default: :func:`default_summary_budget`)."""
         self.tracker = ContextTracker()
         self.last_report: CompactionReport | None = None
 
