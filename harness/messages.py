@@ -48,7 +48,7 @@ def user(content: str | Iterable[Block]) -> MessageDict:
 def assistant(content: str | Iterable[Block] | APIMessage) -> MessageDict:
     """An assistant message from text, blocks, or a model reply (an SDK ``Message``)."""
     if isinstance(content, APIMessage):
-        blocks = [block.model_dump(mode="json", exclude_none=True) for block in content.content]
+        blocks = [as_block(block) for block in content.content]
         return {"role": "assistant", "content": blocks}
     return {"role": "assistant", "content": content if isinstance(content, str) else list(content)}
 

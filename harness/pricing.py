@@ -122,6 +122,15 @@ def cost_of(usage: Usage, model: str, on: date = PRICES_AS_OF) -> Cost:
     )
 
 
+def prompt_tokens(usage: Usage) -> int:
+    """The whole prompt of a request: uncached input + cache writes + cache reads."""
+    return (
+        usage.input_tokens
+        + (usage.cache_creation_input_tokens or 0)
+        + (usage.cache_read_input_tokens or 0)
+    )
+
+
 class MeteredCall(BaseModel):
     """One model call's usage and what it cost."""
 
@@ -135,10 +144,7 @@ class MeteredCall(BaseModel):
     @property
     def prompt_tokens(self) -> int:
         """The whole prompt: uncached input + cache writes + cache reads."""
-        u = self.usage
-        return (
-            u.input_tokens + (u.cache_creation_input_tokens or 0) + (u.cache_read_input_tokens or 0)
-        )
+        return prompt_tokens(self.usage)
 
 
 class CostMeter(BaseModel):

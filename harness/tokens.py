@@ -28,6 +28,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from harness.messages import as_block
+
 # Framing overheads (estimates: the API does not publish them).
 MESSAGE_OVERHEAD = 4  # role marker and turn separators
 BLOCK_OVERHEAD = 3  # per content block
@@ -82,10 +84,7 @@ def estimate_content(content: Any) -> int:
         return estimate_block({"type": "text", "text": content})
     if isinstance(content, Iterable):
         # SDK block objects (appended from a reply as is) count as their JSON form.
-        return sum(
-            estimate_block(b if isinstance(b, Mapping) else b.model_dump(exclude_none=True))
-            for b in content
-        )
+        return sum(estimate_block(as_block(b)) for b in content)
     return 0
 
 

@@ -604,3 +604,27 @@ def test_the_scripted_summary_is_built_from_the_request() -> None:
     assert "billing.py" in summary
     assert "7. Current work: Fixed it." in summary
     assert json.dumps(summary)  # plain text
+
+
+def test_an_agent_that_never_caches_sends_its_summary_request_without_breakpoints(
+    tmp_path: Path,
+) -> None:
+    # A breakpoint on the summary request of an agent that never caches would only pay the
+    # 1.25x cache write; with PromptCaching the same request reads the cached prefix.
+    def marks(request: Request) -> int:
+        blocks = [*(request.tools or []), *(request.system or [])]
+        blocks += [
+            b
+            for msg in request.messages
+            if isinstance(msg["content"], list)
+            for b in msg["content"]
+        ]
+        return sum(1 for b in blocks if isinstance(b, dict) and b.get("cache_control"))
+
+    agent, model = read_session(tmp_path, ["a.py"])
+    compact(agent)
+    assert marks(model.requests[-1]) == 0
+
+    cached_agent, cached_model = read_session(tmp_path, ["a.py"], plugins=[PromptCaching()])
+    compact(cached_agent)
+    assert marks(cached_model.requests[-1]) > 0

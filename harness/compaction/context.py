@@ -13,20 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from anthropic.types import Message, Usage
+from anthropic.types import Message
 
 from harness import tokens
 from harness.loop import Agent, Plugin
 from harness.messages import MessageDict
-
-
-def prompt_tokens(usage: Usage) -> int:
-    """The whole prompt of a request: uncached input + cache writes + cache reads."""
-    return (
-        usage.input_tokens
-        + (usage.cache_creation_input_tokens or 0)
-        + (usage.cache_read_input_tokens or 0)
-    )
+from harness.pricing import prompt_tokens
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,3 +82,6 @@ class ContextTracker(Plugin):
         return context_size(
             request.messages, system=request.system, tools=request.tools, anchor=self.anchor
         )
+
+
+__all__ = ["Anchor", "ContextTracker", "context_size", "prompt_tokens"]

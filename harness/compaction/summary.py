@@ -33,7 +33,7 @@ from harness import tokens
 from harness.events import HookReported
 from harness.loop import Agent, ModelRequest
 from harness.model.scripted import Reply, Request
-from harness.prompt import with_breakpoints
+from harness.prompt import PromptCaching, with_breakpoints
 from harness.tools.base import ToolContext, ToolError
 from harness.tools.builtins import read_file
 from harness.tools.hooks import describe_failure
@@ -246,16 +246,20 @@ def compact(
     pinned: PinnedFacts | None = None,
     trigger: str = "manual",
     instructions: str = "",
-    cache: bool = True,
+    cache: bool | None = None,
     summary_max_tokens: int = SUMMARY_MAX_TOKENS,
 ) -> CompactionReport:
     """Replace ``agent.messages`` with a summary; raises :class:`CompactionError` on failure.
 
-    On failure the conversation is left exactly as it was. ``summary_max_tokens`` is the
+    On failure the conversation is left exactly as it was. The summary request carries cache
+    breakpoints when the agent's requests do (``cache=None``: it has a ``PromptCaching``
+    plugin), to read the prefix they cached; an agent that never caches would only pay the
+    1.25x write for nothing. ``summary_max_tokens`` is the
     summary's output budget (Claude Code: 20K); lower it for a model whose output limit is
     smaller, or the API refuses the request.
     """
     base = agent.request()
+    caching = any(isinstance(p, PromptCaching) for p in agent.plugins) if cache is None else cache
     before = tokens.estimate_request(base.messages, system=base.system, tools=base.tools)
     extra = [s for hook in agent.tools.hooks.pre_compact if (s := _run_hook(agent, hook, trigger))]
     instruction = "\n\n".join(part for part in (COMPACT_INSTRUCTION, instructions, *extra) if part)
@@ -269,7 +273,7 @@ def compact(
             system=base.system,
             tools=base.tools,
         )
-        request = with_breakpoints(request) if cache else request
+        request = with_breakpoints(request) if caching else request
         try:
             reply = agent.model.create(**request.kwargs())
             break

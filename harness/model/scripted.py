@@ -39,7 +39,7 @@ from anthropic.types import (
 
 from harness import tokens
 from harness.clock import Clock, FakeClock
-from harness.messages import Problem, normalize, validate
+from harness.messages import Problem, as_block, normalize, validate
 from harness.model import faults
 from harness.model.cache import CacheResult, PromptCache, check_breakpoints
 
@@ -285,9 +285,7 @@ class ScriptedModel:
             stop_reason = "stop_sequence"
         else:
             stop_reason = step.stop_reason or ("tool_use" if step.tool_calls else "end_turn")
-        output_tokens = sum(
-            tokens.estimate_block(block.model_dump(exclude_none=True)) for block in content
-        )
+        output_tokens = sum(tokens.estimate_block(as_block(block)) for block in content)
         return Message(
             id=self._new_id("msg"),
             type="message",
