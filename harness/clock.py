@@ -1,9 +1,9 @@
 """Time, injected.
 
-Nothing in the harness calls ``time.sleep`` or ``time.time`` directly: backoff (chapter 06),
-cache TTLs (chapter 03), idle-time microcompact (chapter 04) and approval expiry (chapter 09)
-all read a :class:`Clock`. Tests and notebooks pass a :class:`FakeClock`, so a 32-second
-backoff or a 5-minute cache expiry takes no time at all and gives the same output every run.
+Nothing in the harness calls ``time.sleep`` or ``time.time`` directly: cache TTLs,
+idle-time microcompact, and anything that waits (a backoff, an expiry) read a
+:class:`Clock`. Tests and notebooks pass a :class:`FakeClock`, so a 32-second backoff or a
+5-minute cache expiry takes no time at all and gives the same output every run.
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 
 The conversation is a plain ``list`` of ``dict`` exactly as the Messages API takes it
 (``{"role": "user", "content": [...]}``). We use plain dicts rather than the SDK's
-``MessageParam`` TypedDicts because every later chapter rewrites conversations (compaction,
-repair, forks) and dicts are what gets serialised to transcripts; ``validate`` is what keeps
-them honest.
+``MessageParam`` TypedDicts because the harness rewrites conversations (compaction, for one)
+and dicts are what gets written to disk; ``validate`` is what keeps them honest.
 
 Invariant 1 of the course: a conversation sent to the model is always API-valid. The API's
 rules, which ``validate`` checks and names precisely:

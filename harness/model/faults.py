@@ -3,7 +3,7 @@
 Each helper returns an instance of the official ``anthropic`` exception class, built on a real
 ``httpx`` request and response carrying the API's JSON error body and headers, exactly as the
 SDK builds them when the network answers with an error. Code that handles these offline
-(chapter 06's retries) handles the live API's errors unchanged.
+(retries, a fallback model) handles the live API's errors unchanged.
 
 Raise one from a script step::
 

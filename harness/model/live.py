@@ -3,12 +3,12 @@
 Two deliberate choices:
 
 * ``max_retries=0``. The SDK retries 408/409/429/5xx twice on its own (backoff capped at
-  8 s). The harness does its own recovery in chapter 06, with Claude Code's numbers, and
-  must *see* every failure to count consecutive 529s or honour a long Retry-After; two
-  layers of retries would hide that and multiply waits.
+  8 s). A harness that does its own recovery, with Claude Code's numbers, must *see* every
+  failure to count consecutive 529s or honour a long Retry-After; two layers of retries
+  would hide that and multiply waits.
 * Streaming under the hood. The SDK refuses a non-streaming request whose ``max_tokens``
-  could take longer than its timeout (long outputs must stream), so escalating to a 64K
-  output in chapter 06 would fail. ``messages.stream(...).get_final_message()`` returns
+  could take longer than its timeout (long outputs must stream), so escalating a cut-off
+  reply to a 64K output would fail. ``messages.stream(...).get_final_message()`` returns
   the same ``Message`` a plain ``create`` would.
 """
 
