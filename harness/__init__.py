@@ -4,8 +4,9 @@ Importing it needs no API key and has no side effects; the model is chosen when 
 ``harness.model.default_model()``.
 """
 
+from harness.agent import Agent
 from harness.clock import Clock, FakeClock, RealClock
-from harness.loop import Agent, AgentConfig, Plugin, RunInProgress
+from harness.loop import AgentConfig, BaseAgent, Plugin, Rewrite, RunInProgress
 from harness.model import (
     AnthropicModel,
     Model,
@@ -21,12 +22,14 @@ __all__ = [
     "Agent",
     "AgentConfig",
     "AnthropicModel",
+    "BaseAgent",
     "Clock",
     "ContextBudget",
     "FakeClock",
     "Model",
     "Plugin",
     "RealClock",
+    "Rewrite",
     "RunInProgress",
     "ScriptedModel",
     "default_model",

@@ -1,13 +1,14 @@
 """What the loop tells the world: typed events, one per thing that happened.
 
 ``Agent.run`` yields these. Notebooks render them, the command line prints them, tests
-assert on them. Each has a one-line ``str()`` for quick reading. Later chapters add their
-own (compaction, retry, escalation, resume, fork) in their own modules.
+assert on them. Each has a one-line ``str()`` for quick reading. Other mechanisms define
+their own events in their own modules.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,9 +98,9 @@ class PermissionDecided(Event):
 @dataclass(frozen=True)
 class HookReported(Event):
     hook: str
-    """``PreToolUse``, ``PostToolUse`` or ``Stop``."""
+    """Which hook: ``Stop``, ``PreToolUse``, ``PostToolUse``, ``PreCompact``, ..."""
     name: str
-    """The tool (or ``""`` for Stop)."""
+    """The tool, or ``""`` for a hook that is not about one."""
     outcome: str
     """``blocked``, ``changed input``, ``changed result``, ``continued``, or ``failed``."""
     detail: str
@@ -124,3 +125,20 @@ class MaxTurnsReached(Event):
 
     def __str__(self) -> str:
         return f"■ stopped: max_turns ({self.max_turns}) reached"
+
+
+@dataclass(frozen=True)
+class RewriteRefused(Event):
+    plugin: str
+    """The plugin whose ``before_request`` returned the conversation."""
+    reason: str
+    """What the API would have refused in it; the conversation was left as it was."""
+
+    def __str__(self) -> str:
+        return f"⚠ {self.plugin}: rewrite refused ({_short(self.reason, 70)})"
+
+
+def describe_failure(hook: Callable[..., Any], error: BaseException) -> str:
+    """How a hook that raised is reported (a broken hook never stops the loop)."""
+    label = getattr(hook, "__name__", type(hook).__name__)
+    return f"hook {label} raised {type(error).__name__}: {error}"

@@ -1,23 +1,27 @@
 """The agent loop: call the model, run the tools it asks for, repeat until it stops.
 
-This is the whole of it, and it stays this small for the rest of the course. Later
-mechanisms do not rewrite it; they plug in at its named points:
+This is the whole of it, and it stays this small. Other mechanisms do not rewrite it; they
+plug in at its named points:
 
-* ``before_request``: make the conversation fit (compaction, chapters 04-05, 07);
-* ``call_model``: wraps the API call (error recovery, chapter 06);
-* ``after_reply``: remember and record (session memory, chapter 07; transcripts, chapter 08);
-* around each tool: validation, permissions, hooks, parallel reads (``ToolRunner``, chapter 02).
+* ``before_request``: make the conversation fit (compaction);
+* ``call_model``: wraps every model call (cache breakpoints, error recovery);
+* ``after_reply``: remember and record what was said;
+* the tool calls: whatever runs them implements :class:`ToolCalls` (validation, permissions,
+  hooks, parallel reads: the tool runner);
+* Stop hooks: when the model is about to end its turn, they may send it back to work.
 
-A :class:`Plugin` implements any of the first three; the tool point is the ``ToolRunner``.
+A :class:`Plugin` implements any of the first three. :class:`BaseAgent` is the loop over two
+protocols, ``Model`` and ``ToolCalls``; ``harness.Agent`` is the one you normally build: the
+same loop, with the tool runner made for you from a list of tools.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from anthropic.types import Message
 from pydantic import BaseModel, Field
@@ -31,19 +35,18 @@ from harness.events import (
     HookReported,
     MaxTurnsReached,
     ModelCalled,
+    RewriteRefused,
     TurnEnded,
+    describe_failure,
 )
 from harness.model.base import Model, model_name
 from harness.pricing import CostMeter
-from harness.tools.base import Tool, ToolContext, ToolRegistry
-from harness.tools.dispatch import ToolRunner
-from harness.tools.hooks import Hooks, describe_failure
-from harness.tools.permissions import Approver, Permissions, deny_all
-from harness.tools.storage import ResultStorage
-from harness.tools.workspace import Workspace
 
 # Claude Code's wording for a tool call cut short, so the conversation stays valid.
 INTERRUPTED = "[Request interrupted by user for tool use]"
+
+StopHook = Callable[[Message], str | None]
+"""Gets the final reply; returns a reason to keep going (sent to the model), or None."""
 
 
 class AgentConfig(BaseModel):
@@ -67,6 +70,9 @@ class ModelRequest:
     system: str | list[dict[str, Any]] | None = None
     tools: list[dict[str, Any]] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    purpose: str = "turn"
+    """What the request is for, never sent: ``turn`` for the loop's own requests; a side
+    request names itself (``compaction``, ...), so a layer can tell them apart."""
 
     def kwargs(self) -> dict[str, Any]:
         out: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens}
@@ -78,43 +84,91 @@ class ModelRequest:
         return {**out, **self.extra}
 
 
-class Plugin:
-    """A mechanism that plugs into the loop. Every point is a no-op until overridden."""
+@dataclass(frozen=True)
+class Rewrite:
+    """A new conversation, and the event that says what changed and why."""
 
-    def before_request(self, agent: Agent) -> None:
-        """Runs before each request is built; may rewrite ``agent.messages``."""
+    messages: list[m.MessageDict]
+    event: Event
+
+
+class Plugin:
+    """A mechanism that plugs into the loop. Every point is a no-op until overridden.
+
+    Plugins run in the order the agent was given them. At ``before_request`` each one sees
+    the conversation as the plugins before it left it; at ``call_model`` the first is the
+    outermost layer; at ``after_reply`` they run in order.
+    """
+
+    def before_request(self, agent: BaseAgent) -> Rewrite | None:
+        """Runs before each request of the loop. To change the conversation, return a
+        :class:`Rewrite`: the loop checks it, puts it in place and yields its event. (Never
+        assign ``agent.messages`` here: a change nobody reports is a change nobody sees.)"""
+        return None
 
     def call_model(
-        self, agent: Agent, request: ModelRequest, call: Callable[[ModelRequest], Message]
+        self, agent: BaseAgent, request: ModelRequest, call: Callable[[ModelRequest], Message]
     ) -> Message:
-        """Wraps the model call; ``call(request)`` is the next layer in (finally the model)."""
+        """Wraps every model call; ``call(request)`` is the next layer in (finally the model)."""
         return call(request)
 
-    def after_reply(self, agent: Agent, reply: Message) -> None:
+    def after_reply(self, agent: BaseAgent, reply: Message) -> None:
         """Runs once the reply has joined the conversation."""
+
+
+class ToolCalls(Protocol):
+    """What the loop needs from whatever runs the model's tool calls."""
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """The tools, as the API takes them in ``tools=[...]``."""
+        ...
+
+    def run(self, calls: Sequence[m.Block]) -> Generator[Event, None, list[m.Block]]:
+        """Run one reply's calls, yielding events; return one ``tool_result`` per call."""
+        ...
+
+    @property
+    def finished(self) -> Mapping[str, m.Block]:
+        """The results of the current calls recorded so far, by ``tool_use_id``."""
+        ...
+
+
+class NoTools:
+    """The tools of an agent that has none: a call (which the API never makes) gets an error."""
+
+    def __init__(self) -> None:
+        self.finished: dict[str, m.Block] = {}
+
+    def definitions(self) -> list[dict[str, Any]]:
+        return []
+
+    def run(self, calls: Sequence[m.Block]) -> Generator[Event, None, list[m.Block]]:
+        self.finished = {
+            str(c["id"]): m.tool_result(str(c["id"]), "This agent has no tools.", is_error=True)
+            for c in calls
+        }
+        yield from ()
+        return list(self.finished.values())
 
 
 class RunInProgress(RuntimeError):
     """A second run was started on an agent whose first run has not finished."""
 
 
-class Agent:
-    """A model, its tools, a system prompt, and the conversation so far."""
+class BaseAgent:
+    """A model, whatever runs its tool calls, a system prompt, and the conversation so far."""
 
     def __init__(
         self,
         model: Model,
         *,
-        tools: Iterable[Tool[Any]] | ToolRegistry = (),
+        tools: ToolCalls | None = None,
         system: str | list[dict[str, Any]] | None = None,
-        workspace: Workspace | str | Path | None = None,
+        workspace: str | Path | None = None,
         clock: Clock | None = None,
         config: AgentConfig | None = None,
-        permissions: Permissions | None = None,
-        approver: Approver = deny_all,
-        hooks: Hooks | None = None,
-        storage: ResultStorage | None = None,
         plugins: Iterable[Plugin] = (),
+        stop_hooks: Iterable[StopHook] = (),
         **settings: Any,
     ) -> None:
         if config is not None and settings:
@@ -122,22 +176,15 @@ class Agent:
                 f"pass settings in config= or as keywords, not both: {sorted(settings)}"
             )
         self.model = model
+        self.tools: ToolCalls = tools if tools is not None else NoTools()
         self.config = config or AgentConfig(**settings)
         self.system = system
+        self.workspace = Path(workspace or Path.cwd()).resolve()
+        """The folder the agent works in (tool paths start here)."""
         self.clock: Clock = clock or RealClock()
         self.messages: list[m.MessageDict] = []
         self.plugins = list(plugins)
-        space = (
-            workspace if isinstance(workspace, Workspace) else Workspace(workspace or Path.cwd())
-        )
-        self.tools = ToolRunner(
-            registry=tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools),
-            context=ToolContext(workspace=space, clock=self.clock),
-            permissions=permissions or Permissions(workspace=space),
-            approver=approver,
-            hooks=hooks or Hooks(),
-            storage=storage,
-        )
+        self.stop_hooks = list(stop_hooks)
         self.meter = CostMeter()
         """Usage and cost of every model call this agent made."""
         self._events: list[Event] = []
@@ -150,11 +197,10 @@ class Agent:
         with self._one_run_at_a_time():
             self._add_prompt(prompt)
             for turn in range(1, self.config.max_turns + 1):
-                self._at_each_plugin("before_request")  # compaction plugs in here
-                yield from self._drain()
+                yield from self._before_request()  # compaction plugs in here
                 request = self.request()
                 yield ModelCalled(turn, len(request.messages), self._estimate(request))
-                reply = self._call_model(request)  # error recovery wraps this
+                reply = self.call(request)  # error recovery wraps this
                 yield from self._drain()
                 self.messages.append(m.from_reply(reply))
                 yield AssistantReplied(turn, reply)
@@ -175,7 +221,7 @@ class Agent:
 
     def request(self) -> ModelRequest:
         """The next request: config, system prompt, tool definitions, the conversation."""
-        definitions = self.tools.registry.definitions()
+        definitions = self.tools.definitions()
         return ModelRequest(
             model=self.config.model,
             max_tokens=self.config.max_tokens,
@@ -184,7 +230,14 @@ class Agent:
             tools=definitions or None,
         )
 
-    def _call_model(self, request: ModelRequest) -> Message:
+    def call(self, request: ModelRequest) -> Message:
+        """Send ``request`` through the ``call_model`` layers to the model, and meter it.
+
+        The one path to the model: the loop's own requests and every side request (a
+        compaction's summary, say) go through it, so whatever wraps the call covers them all.
+        It never runs ``before_request``, so a side request cannot set off a compaction.
+        """
+
         def innermost(r: ModelRequest) -> Message:
             reply = self.model.create(**r.kwargs())
             self.meter.record(r.model, reply.usage)  # every call is billed, kept or not
@@ -195,12 +248,35 @@ class Agent:
             call = _layer(plugin, self, call)
         return call(request)
 
+    def apply(self, rewrite: Rewrite) -> Event:
+        """Put a rewritten conversation in place; return the event that reports it.
+
+        The one way anything replaces the conversation: the loop applies what a plugin's
+        ``before_request`` returns, and code outside the loop (a compaction you ask for) calls
+        this too. A conversation the API would refuse is not put in place: this raises
+        ``messages.InvalidConversation`` and the conversation stays as it was.
+        """
+        m.ensure_valid(rewrite.messages)
+        self.messages[:] = rewrite.messages
+        return rewrite.event
+
+    def _before_request(self) -> Iterator[Event]:
+        yield from self._drain()  # anything reported since the last run
+        for plugin in self.plugins:
+            rewrite = plugin.before_request(self)
+            if rewrite is not None:
+                try:
+                    yield self.apply(rewrite)
+                except m.InvalidConversation as error:
+                    yield RewriteRefused(type(plugin).__name__, str(error))
+            yield from self._drain()
+
     def _at_each_plugin(self, point: str, *args: Any) -> None:
         for plugin in self.plugins:
             getattr(plugin, point)(self, *args)
 
     def _stop_hooks(self, reply: Message) -> Generator[Event, None, str | None]:
-        for hook in self.tools.hooks.stop:
+        for hook in self.stop_hooks:
             try:
                 reason = hook(reply)
             except Exception as error:
@@ -214,7 +290,8 @@ class Agent:
     # -- helpers -----------------------------------------------------------------------------
 
     def emit(self, event: Event) -> None:
-        """For plugins: an event to yield at the next point of the loop."""
+        """For plugins: an event to yield at the next point of the loop (outside a run, at
+        the start of the next one)."""
         self._events.append(event)
 
     def _drain(self) -> Iterator[Event]:
@@ -250,7 +327,7 @@ class Agent:
 
 
 def _layer(
-    plugin: Plugin, agent: Agent, inner: Callable[[ModelRequest], Message]
+    plugin: Plugin, agent: BaseAgent, inner: Callable[[ModelRequest], Message]
 ) -> Callable[[ModelRequest], Message]:
     return lambda request: plugin.call_model(agent, request, inner)
 
@@ -258,7 +335,7 @@ def _layer(
 class _RunGuard:
     """Claude Code's query guard: one run at a time per session, and a valid ending always."""
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: BaseAgent) -> None:
         self.agent = agent
 
     def __enter__(self) -> None:

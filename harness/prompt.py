@@ -3,10 +3,10 @@
 A system prompt is a list of named sections. The *static* ones (who the agent is, how it
 works, how it uses tools) are the same for every session, so they come first; then a
 boundary; then the *dynamic* ones (the environment, the date, the project's CLAUDE.md files,
-later the session memory). Rendering puts a cache breakpoint on the last static block, so the
-static part is written to the prompt cache once and read back on every later request, even
-when the dynamic part changes. Claude Code splits its prompt the same way, at a marker it
-calls ``SYSTEM_PROMPT_DYNAMIC_BOUNDARY``.
+anything else that belongs to this session). Rendering puts a cache breakpoint on the last
+static block, so the static part is written to the prompt cache once and read back on every
+later request, even when the dynamic part changes. Claude Code splits its prompt the same
+way, at a marker it calls ``SYSTEM_PROMPT_DYNAMIC_BOUNDARY``.
 
 Each request gets up to four breakpoints, the most the API allows:
 
@@ -40,7 +40,7 @@ from anthropic.types import Message
 
 from harness import messages as m
 from harness.clock import Clock, isoformat
-from harness.loop import Agent, ModelRequest, Plugin
+from harness.loop import BaseAgent, ModelRequest, Plugin
 
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4
@@ -299,7 +299,7 @@ class PromptCaching(Plugin):
     requests: list[ModelRequest] = field(default_factory=list)
 
     def call_model(
-        self, agent: Agent, request: ModelRequest, call: Callable[[ModelRequest], Message]
+        self, agent: BaseAgent, request: ModelRequest, call: Callable[[ModelRequest], Message]
     ) -> Message:
         cached = with_breakpoints(request)
         self.requests.append(cached)

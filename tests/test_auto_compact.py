@@ -11,19 +11,17 @@ import anthropic
 import pytest
 
 from harness import messages as m
+from harness.agent import Agent
 from harness.clock import FakeClock
 from harness.compaction.auto import MAX_CONSECUTIVE_FAILURES, AutoCompact, CircuitBreaker
 from harness.compaction.events import BreakerTripped, Compacted, CompactionFailed
 from harness.compaction.microcompact import CLEARED
-from harness.compaction.summary import (
-    SUMMARY_PREAMBLE,
-    PinnedFacts,
-    is_compaction_request,
-    scripted_summary,
-)
+from harness.compaction.pinned import PinnedFacts
+from harness.compaction.summary import SUMMARY_PREAMBLE, is_compaction_request
 from harness.events import Event, ModelCalled, TurnEnded
-from harness.loop import Agent, AgentConfig, Plugin
+from harness.loop import AgentConfig, BaseAgent, Plugin, Rewrite
 from harness.model import Reply, Request, ScriptedModel, Step, faults, reply, tool_call
+from harness.model.scripted_summary import scripted_summary
 from harness.tokens import ContextBudget
 from harness.tools import builtin_tools
 from tests.benchmarks.sessions import coding_script, make_project
@@ -163,8 +161,9 @@ def test_when_microcompact_is_not_enough_a_summary_is_made(tmp_path: Path) -> No
 
 
 def test_the_summary_request_never_triggers_an_auto_compaction_itself(tmp_path: Path) -> None:
-    # The summary request is as big as the conversation, over the threshold; were it sent
-    # through the loop's plugins it would compact itself, forever.
+    # The summary request is as big as the conversation, over the threshold; were it to run
+    # the plugins' before_request, it would compact itself, forever. agent.call runs only
+    # the call_model layers.
     auto = AutoCompact(BUDGET, keep=1_000)
     agent, model = reading_agent(tmp_path, 30, [auto])
 
@@ -231,7 +230,9 @@ def before_requests(auto: AutoCompact, agent: Agent, times: int) -> list[Event]:
     events: list[Event] = []
     for _ in range(times):
         agent.messages = big_conversation()
-        auto.before_request(agent)
+        rewrite = auto.before_request(agent)
+        if rewrite is not None:
+            events.append(agent.apply(rewrite))
         events += agent._drain()
     return events
 
@@ -386,9 +387,9 @@ def test_session_memory_counts_only_if_it_clears_the_margin_line(tmp_path: Path)
     # threshold would make the very next request compact again, so tier 3 still runs.
     budget = ContextBudget(window=40_000, max_output=4_000)  # threshold 23,000; line 20,700
 
-    def barely(agent: Agent) -> bool:
-        agent.messages[:] = [m.user("word " * 17_500)]  # ~21.9K tokens: under 23K, over 20.7K
-        return True
+    def barely(agent: BaseAgent) -> Rewrite:
+        # ~21.9K tokens: under 23K, over 20.7K
+        return Rewrite([m.user("word " * 17_500)], Compacted("session_memory", "threshold", 0, 0))
 
     model = ScriptedModel([reply("done")], context_window=40_000)
     model.answer_when(is_compaction_request, scripted_summary)

@@ -19,19 +19,19 @@ from hypothesis import strategies as st
 
 from harness import messages as m
 from harness import tokens
+from harness.agent import Agent
 from harness.clock import FakeClock
 from harness.compaction.microcompact import CLEARED, COMPACTABLE_TOOLS, microcompact
+from harness.compaction.pinned import PinnedFacts
 from harness.compaction.summary import (
     PTL_RETRY_MARKER,
     SUMMARY_PREAMBLE,
-    PinnedFacts,
     compact,
     drop_oldest_rounds,
     is_compaction_request,
-    scripted_summary,
 )
-from harness.loop import Agent
 from harness.model import ScriptedModel
+from harness.model.scripted_summary import scripted_summary
 from tests.test_properties import conversations
 
 PROPERTY = settings(max_examples=120, deadline=None)

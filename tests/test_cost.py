@@ -9,8 +9,9 @@ import pytest
 from anthropic.types import Usage
 from pydantic import BaseModel
 
+from harness.agent import Agent
 from harness.clock import FakeClock
-from harness.loop import Agent, AgentConfig
+from harness.loop import AgentConfig
 from harness.model import ScriptedModel, reply, tool_call
 from harness.pricing import Cost, CostMeter, cost_of
 from harness.prompt import (

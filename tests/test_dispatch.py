@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from harness import messages as m
+from harness.agent import Agent
 from harness.clock import FakeClock
 from harness.events import Event, PermissionDecided, ToolFinished, TurnEnded
-from harness.loop import Agent
 from harness.model import ScriptedModel, reply, tool_call
 from harness.tools import Tool, ToolContext, ToolError, ToolRegistry, Workspace, tool
 from harness.tools.dispatch import ToolRunner

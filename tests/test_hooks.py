@@ -10,9 +10,10 @@ from anthropic.types import Message
 from pydantic import BaseModel
 
 from harness import messages as m
+from harness.agent import Agent
 from harness.clock import FakeClock
 from harness.events import Event, HookReported, ModelCalled, TurnEnded
-from harness.loop import Agent
+from harness.loop import StopHook
 from harness.model import ScriptedModel, reply, tool_call
 from harness.tools import Tool, ToolContext, tool
 from harness.tools.hooks import Hooks, PreToolUseResult, ToolUse
@@ -35,7 +36,11 @@ def recording_tool(name: str, calls: list[tuple[str, str]]) -> Tool[TextInput]:
 
 
 def run_agent(
-    script: list[Any], tmp_path: Path, hooks: Hooks, tools: list[Tool[Any]]
+    script: list[Any],
+    tmp_path: Path,
+    hooks: Hooks,
+    tools: list[Tool[Any]],
+    stop_hooks: list[StopHook] = [],  # noqa: B006 (never mutated)
 ) -> tuple[Agent, ScriptedModel, list[Event]]:
     model = ScriptedModel(script)
     agent = Agent(
@@ -44,6 +49,7 @@ def run_agent(
         workspace=tmp_path,
         clock=FakeClock(),
         hooks=hooks,
+        stop_hooks=stop_hooks,
         permissions=Permissions(mode="bypass"),
     )
     events = list(agent.run("go"))
@@ -193,10 +199,7 @@ def test_a_raising_post_tool_use_hook_is_reported_and_the_result_kept(tmp_path: 
 
 
 def test_a_raising_stop_hook_is_reported_and_the_run_ends(tmp_path: Path) -> None:
-    hooks = Hooks()
-    hooks.on_stop(broken)
-
-    _, _, events = run_agent([reply("done")], tmp_path, hooks, [])
+    _, _, events = run_agent([reply("done")], tmp_path, Hooks(), [], stop_hooks=[broken])
 
     assert reports(events) == [
         HookReported("Stop", "", "failed", "hook broken raised RuntimeError: hook bug")
@@ -208,16 +211,15 @@ def test_a_raising_stop_hook_is_reported_and_the_run_ends(tmp_path: Path) -> Non
 
 
 def test_a_stop_hook_with_a_reason_sends_it_to_the_model_and_keeps_going(tmp_path: Path) -> None:
-    hooks = Hooks()
     asked: list[str] = []
 
     def tests_first(final: Message) -> str | None:
         asked.append(final.id)
         return "Run the tests before you stop." if len(asked) == 1 else None
 
-    hooks.on_stop(tests_first)
-
-    agent, model, events = run_agent([reply("done"), reply("tests pass")], tmp_path, hooks, [])
+    agent, model, events = run_agent(
+        [reply("done"), reply("tests pass")], tmp_path, Hooks(), [], stop_hooks=[tests_first]
+    )
 
     assert len(model.requests) == 2
     assert model.requests[1].messages[-1] == m.user("Run the tests before you stop.")
@@ -228,10 +230,9 @@ def test_a_stop_hook_with_a_reason_sends_it_to_the_model_and_keeps_going(tmp_pat
 
 
 def test_a_stop_hook_returning_none_lets_the_run_end(tmp_path: Path) -> None:
-    hooks = Hooks()
-    hooks.on_stop(lambda final: None)
-
-    _, model, events = run_agent([reply("done")], tmp_path, hooks, [])
+    _, model, events = run_agent(
+        [reply("done")], tmp_path, Hooks(), [], stop_hooks=[lambda final: None]
+    )
 
     assert len(model.requests) == 1
     assert reports(events) == []

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from anthropic import OverloadedError
 from anthropic.types import Message, TextBlock, ToolUseBlock, Usage
 
 from harness import messages as m
+from harness.agent import Agent
 from harness.clock import FakeClock
 from harness.events import (
     AssistantReplied,
@@ -21,11 +24,21 @@ from harness.events import (
     MaxTurnsReached,
     ModelCalled,
     PermissionDecided,
+    RewriteRefused,
     ToolFinished,
     ToolStarted,
     TurnEnded,
 )
-from harness.loop import INTERRUPTED, Agent, AgentConfig, ModelRequest, Plugin, RunInProgress
+from harness.loop import (
+    INTERRUPTED,
+    AgentConfig,
+    BaseAgent,
+    ModelRequest,
+    NoTools,
+    Plugin,
+    Rewrite,
+    RunInProgress,
+)
 from harness.model import ScriptedModel, faults, reply, tool_call
 from harness.tools import ToolContext, tool
 from harness.tools.permissions import Permissions
@@ -434,24 +447,109 @@ class Recorder(Plugin):
         return reply
 
 
-def test_a_before_request_plugin_can_edit_the_conversation_and_emit_an_event(
+def test_a_rewrite_from_before_request_is_put_in_place_and_its_event_yielded(
     tmp_path: Path,
 ) -> None:
-    marker = HookReported("Plugin", "", "edited", "added a note")
+    note = HookReported("Plugin", "", "edited", "added a note")
 
     class AddNote(Plugin):
-        def before_request(self, agent: Agent) -> None:
+        def before_request(self, agent: BaseAgent) -> Rewrite:
             last = agent.messages[-1]
-            last["content"] = [*m.blocks(last), m.text("(note from a plugin)")]
-            agent.emit(marker)
+            edited = {"role": "user", "content": [*m.blocks(last), m.text("(a note)")]}
+            return Rewrite([*agent.messages[:-1], edited], note)
 
     agent, model = make_agent([reply("ok")], tmp_path, plugins=[AddNote()])
+    conversation = agent.messages
 
     events = list(agent.run("hi"))
 
-    assert events[0] == marker
+    assert events[0] == note
     assert isinstance(events[1], ModelCalled)
-    assert m.text_of(model.requests[0].messages[0]) == "hi(note from a plugin)"
+    assert m.text_of(model.requests[0].messages[0]) == "hi(a note)"
+    assert agent.messages is conversation  # replaced in place: a list you hold stays current
+
+
+def test_a_rewrite_the_api_would_refuse_is_not_applied_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    class DropEverything(Plugin):
+        def before_request(self, agent: BaseAgent) -> Rewrite:
+            return Rewrite([], HookReported("Plugin", "", "dropped", "everything"))
+
+    agent, model = make_agent([reply("ok")], tmp_path, plugins=[DropEverything()])
+
+    events = list(agent.run("hi"))
+
+    refused = [e for e in events if isinstance(e, RewriteRefused)]
+    assert [e.plugin for e in refused] == ["DropEverything"]
+    assert "not API-valid" in refused[0].reason
+    assert m.text_of(model.requests[0].messages[0]) == "hi"
+    assert isinstance(events[-1], TurnEnded)
+
+
+def test_each_before_request_plugin_sees_the_conversation_the_one_before_left(
+    tmp_path: Path,
+) -> None:
+    seen: list[str] = []
+
+    class Append(Plugin):
+        def __init__(self, word: str) -> None:
+            self.word = word
+
+        def before_request(self, agent: BaseAgent) -> Rewrite:
+            seen.append(m.text_of(agent.messages[-1]))
+            last = {"role": "user", "content": m.text_of(agent.messages[-1]) + self.word}
+            return Rewrite([last], HookReported("Plugin", "", "appended", self.word))
+
+    agent, model = make_agent([reply("ok")], tmp_path, plugins=[Append(" a"), Append(" b")])
+
+    list(agent.run("hi"))
+
+    assert seen == ["hi", "hi a"]
+    assert m.text_of(model.requests[0].messages[0]) == "hi a b"
+
+
+def test_apply_refuses_a_conversation_the_api_would_refuse_and_keeps_the_old_one(
+    tmp_path: Path,
+) -> None:
+    agent, _ = make_agent([reply("ok")], tmp_path)
+    list(agent.run("hi"))
+    before = copy.deepcopy(agent.messages)
+    unanswered = [m.user("go"), m.assistant([m.tool_use("toolu_9", "echo", {"text": "x"})])]
+
+    with pytest.raises(m.InvalidConversation, match="toolu_9"):
+        agent.apply(Rewrite([*unanswered, m.user("next")], TurnEnded(0, None)))
+
+    assert agent.messages == before
+
+
+def test_agent_call_runs_the_layers_and_the_meter_but_never_before_request(
+    tmp_path: Path,
+) -> None:
+    log: list[str] = []
+
+    class Watch(Recorder):
+        def before_request(self, agent: BaseAgent) -> None:
+            log.append("before_request")
+
+    agent, model = make_agent([reply("a side answer")], tmp_path, plugins=[Watch("layer", log)])
+    side = replace(agent.request(), messages=[m.user("a side question")], purpose="side")
+
+    answer = agent.call(side)
+
+    assert m.text_of(m.from_reply(answer)) == "a side answer"
+    assert log == ["layer in", "layer out"]
+    assert len(agent.meter.calls) == 1
+    assert agent.messages == []  # a side request leaves the conversation alone
+    assert model.requests[0].messages == [m.user("a side question")]
+
+
+def test_the_purpose_of_a_request_is_never_sent(tmp_path: Path) -> None:
+    agent, _ = make_agent([reply("ok")], tmp_path)
+    request = replace(agent.request(), purpose="compaction")
+    assert request.purpose == "compaction"
+    assert "purpose" not in request.kwargs()
+    assert agent.request().purpose == "turn"
 
 
 def test_call_model_plugins_are_layered_with_the_first_outermost(tmp_path: Path) -> None:
@@ -540,3 +638,46 @@ def test_the_model_id_comes_from_harness_model_when_set(
     agent, model = make_agent([reply("hi")], tmp_path)
     list(agent.run("hello"))
     assert model.requests[0].model == "claude-haiku-4-5"
+
+
+# --- the loop without chapter 02 ----------------------------------------------------------------
+
+
+class Shout:
+    """A tool runner of its own: the loop needs only what ``ToolCalls`` asks for."""
+
+    def __init__(self) -> None:
+        self.finished: dict[str, m.Block] = {}
+
+    def definitions(self) -> list[dict[str, Any]]:
+        return [{"name": "shout", "description": "Shout.", "input_schema": {"type": "object"}}]
+
+    def run(self, calls: Sequence[m.Block]) -> Generator[Event, None, list[m.Block]]:
+        for call in calls:
+            yield ToolStarted(call["id"], call["name"], call["input"])
+            self.finished[call["id"]] = m.tool_result(call["id"], str(call["input"]).upper())
+        return [self.finished[c["id"]] for c in calls]
+
+
+def test_the_loop_runs_tools_through_any_tool_calls_implementation() -> None:
+    model = ScriptedModel([reply(tool_calls=[tool_call("shout", word="hey")]), reply("done")])
+    agent = BaseAgent(model, tools=Shout(), clock=FakeClock())
+
+    events = list(agent.run("go"))
+
+    assert [t["name"] for t in model.requests[0].tools or []] == ["shout"]
+    assert m.tool_results(agent.messages[2])[0]["content"] == "{'WORD': 'HEY'}"
+    assert isinstance(events[-1], TurnEnded)
+
+
+def test_an_agent_with_no_tools_answers_a_stray_tool_call_with_an_error() -> None:
+    model = ScriptedModel([reply(tool_calls=[tool_call("ghost")]), reply("sorry")])
+    agent = BaseAgent(model, clock=FakeClock())
+
+    list(agent.run("go"))
+
+    assert isinstance(agent.tools, NoTools)
+    [result] = m.tool_results(agent.messages[2])
+    assert result["is_error"] is True
+    assert "no tools" in result["content"]
+    assert m.validate(agent.messages) == []

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from harness import messages as m
 from harness import tokens
+from harness.agent import Agent
 from harness.clock import FakeClock
 from harness.compaction.context import Anchor, ContextTracker, context_size, prompt_tokens
 from harness.compaction.events import Compacted
@@ -25,7 +26,7 @@ from harness.compaction.microcompact import (
     seen_results,
 )
 from harness.events import Event, TurnEnded
-from harness.loop import Agent, AgentConfig, Plugin
+from harness.loop import AgentConfig, Plugin
 from harness.model import ScriptedModel, reply, tool_call
 from harness.tools import ToolContext, builtin_tools, tool
 

@@ -25,7 +25,7 @@ from harness.model import (
     model_name,
     reply,
 )
-from harness.model.base import _announce
+from harness.model.default import _announce
 
 OFFLINE_LINE = "Offline mode: a scripted model answers (set ANTHROPIC_API_KEY to go live)."
 

@@ -10,9 +10,9 @@ import pytest
 from pydantic import BaseModel
 
 from harness import messages as m
+from harness.agent import Agent
 from harness.clock import FakeClock
 from harness.events import Event, PermissionDecided
-from harness.loop import Agent
 from harness.model import ScriptedModel, reply, tool_call
 from harness.tools import ToolContext, ToolRegistry, Workspace, tool
 from harness.tools.dispatch import ToolRunner

@@ -12,8 +12,9 @@ import pytest
 from anthropic.types import Message
 from pydantic import BaseModel
 
+from harness.agent import Agent
 from harness.clock import FakeClock
-from harness.loop import Agent, ModelRequest, Plugin
+from harness.loop import ModelRequest, Plugin
 from harness.model import ScriptedModel, reply, tool_call
 from harness.model.cache import PromptCache, check_breakpoints
 from harness.prompt import (

@@ -4,38 +4,45 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import pytest
 
 from harness import messages as m
 from harness import tokens
+from harness.agent import Agent
 from harness.clock import FakeClock
+from harness.compaction.pinned import PinnedFacts
+from harness.compaction.reinject import (
+    REINJECT_MAX_FILES,
+    REINJECT_TOKEN_BUDGET,
+    REINJECT_TOKENS_PER_FILE,
+    recently_read_files,
+)
 from harness.compaction.summary import (
     COMPACT_INSTRUCTION,
     COMPACT_MARKER,
     CONTINUE,
     MAX_PTL_RETRIES,
     PTL_RETRY_MARKER,
-    REINJECT_MAX_FILES,
-    REINJECT_TOKEN_BUDGET,
-    REINJECT_TOKENS_PER_FILE,
     SUMMARY_PREAMBLE,
     CompactionError,
+    CompactionHooks,
     CompactionReport,
-    PinnedFacts,
     compact,
     drop_oldest_rounds,
     extract_summary,
     is_compaction_request,
-    recently_read_files,
-    scripted_summary,
+    summarise,
     summary_messages,
 )
 from harness.events import HookReported
-from harness.loop import Agent, AgentConfig, ModelRequest, Plugin
-from harness.model import Reply, Request, ScriptedModel, faults, reply, tool_call
+from harness.loop import AgentConfig, BaseAgent, ModelRequest, Plugin
+from harness.model import Reply, Request, ScriptedModel, Step, faults, reply, tool_call
+from harness.model.scripted_summary import scripted_summary
 from harness.prompt import (
     PromptCaching,
     Section,
@@ -43,7 +50,7 @@ from harness.prompt import (
     default_sections,
     environment_section,
 )
-from harness.tools import Hooks, builtin_tools
+from harness.tools import builtin_tools
 
 FILE_BODY = "".join(f"amount_{i} = round(price_{i} * rate, 2)\n" for i in range(60))
 
@@ -136,7 +143,6 @@ def make_agent(
     *,
     plugins: list[Plugin] | None = None,
     system: Any = None,
-    hooks: Hooks | None = None,
     context_window: int = 200_000,
     summariser: Any = scripted_summary,
 ) -> tuple[Agent, ScriptedModel]:
@@ -150,7 +156,6 @@ def make_agent(
         workspace=tmp_path,
         clock=clock,
         plugins=plugins or [],
-        hooks=hooks,
         config=AgentConfig(max_turns=40),
         approver=lambda request: True,
     )
@@ -230,17 +235,19 @@ def test_the_summary_request_reads_the_previous_turn_from_cache(tmp_path: Path) 
     assert agent.meter.calls[-1].usage.cache_read_input_tokens == previous.input_tokens
 
 
-def test_without_cache_breakpoints_only_the_system_prompt_is_read(tmp_path: Path) -> None:
+def test_the_summary_request_caches_only_as_the_agents_own_requests_do(tmp_path: Path) -> None:
+    # No PromptCaching plugin: the agent's requests carry only the system prompt's own
+    # breakpoint, and so does its summary request (it goes through the same agent.call).
+    # Moving breakpoints there would pay a 1.25x cache write for a prefix never read again.
     clock = FakeClock()
     agent, model = read_session(
-        tmp_path,
-        ["a.py", "b.py", "c.py"],
-        system=big_system_prompt(clock).render(),
-        plugins=[PromptCaching()],
+        tmp_path, ["a.py", "b.py", "c.py"], system=big_system_prompt(clock).render()
     )
-    cached = model.requests[-1].input_tokens
-    report = compact(agent, cache=False)
-    assert 0 < report.summary_request_cache_read < cached
+    previous = model.requests[-1]
+
+    report = compact(agent)
+
+    assert 0 < report.summary_request_cache_read < previous.input_tokens
 
 
 def test_the_new_conversation_is_one_user_message_with_the_summary(tmp_path: Path) -> None:
@@ -284,6 +291,50 @@ def test_the_compaction_is_billed(tmp_path: Path) -> None:
     last = agent.meter.calls[-1]
     assert last.usage.output_tokens > 0
     assert last.prompt_tokens == model.requests[-1].input_tokens
+
+
+def test_summarise_leaves_the_conversation_and_returns_the_new_one(tmp_path: Path) -> None:
+    agent, _ = read_session(tmp_path, ["a.py"])
+    before = copy.deepcopy(agent.messages)
+
+    report = summarise(agent)
+
+    assert agent.messages == before
+    [new] = report.messages
+    assert m.text_of(new).startswith(SUMMARY_PREAMBLE + report.summary)
+    rewrite = report.rewrite("manual")
+    assert rewrite.messages == report.messages
+    assert str(rewrite.event).startswith("⇊ summary (manual)")
+
+
+def test_the_summary_request_goes_through_the_agents_call_model_layers(tmp_path: Path) -> None:
+    # Whatever wraps the agent's calls wraps the summary request too: here a layer that
+    # retries once on 529, as error recovery does, rescues a compaction that would fail.
+    seen: list[str] = []
+
+    class RetryOnce(Plugin):
+        def call_model(
+            self, agent: BaseAgent, request: ModelRequest, call: Callable[[ModelRequest], Any]
+        ) -> Any:
+            seen.append(request.purpose)
+            try:
+                return call(request)
+            except anthropic.InternalServerError:
+                return call(request)
+
+    failing_once = iter([faults.overloaded()])
+
+    def summariser(request: Request) -> Step:
+        return next(failing_once, None) or scripted_summary(request)
+
+    agent, _ = read_session(tmp_path, ["a.py"], plugins=[RetryOnce()], summariser=summariser)
+    calls = len(agent.meter.calls)
+
+    report = compact(agent)
+
+    assert seen[-1:] == ["compaction"] and set(seen[:-1]) == {"turn"}
+    assert report.summary
+    assert len(agent.meter.calls) == calls + 1  # the failed attempt had no reply to bill
 
 
 def test_the_continue_prompt_follows_an_automatic_compaction_only(tmp_path: Path) -> None:
@@ -522,17 +573,20 @@ def test_an_empty_summary_is_a_compaction_error(tmp_path: Path, text: str) -> No
 
 
 def test_a_pre_compact_hook_adds_to_the_instruction(tmp_path: Path) -> None:
-    hooks = Hooks()
     seen: list[str] = []
 
     def focus(trigger: str) -> str:
         seen.append(trigger)
         return "Keep the list of failing tests verbatim."
 
-    hooks.pre_compact.append(focus)
-    agent, model = read_session(tmp_path, ["a.py"], hooks=hooks)
+    agent, model = read_session(tmp_path, ["a.py"])
 
-    compact(agent, trigger="auto", instructions="Mention the tax rules.")
+    compact(
+        agent,
+        trigger="auto",
+        instructions="Mention the tax rules.",
+        hooks=CompactionHooks(pre_compact=[focus]),
+    )
 
     last = m.text_of(model.requests[-1].messages[-1])
     assert seen == ["auto"]
@@ -542,30 +596,25 @@ def test_a_pre_compact_hook_adds_to_the_instruction(tmp_path: Path) -> None:
 
 
 def test_a_post_compact_hook_gets_the_report(tmp_path: Path) -> None:
-    hooks = Hooks()
     reports: list[CompactionReport] = []
-    hooks.post_compact.append(reports.append)
-    agent, _ = read_session(tmp_path, ["a.py"], hooks=hooks)
+    agent, _ = read_session(tmp_path, ["a.py"])
 
-    report = compact(agent)
+    report = compact(agent, hooks=CompactionHooks(post_compact=[reports.append]))
 
     assert reports == [report]
 
 
 def test_a_failing_compaction_hook_is_reported_and_compaction_goes_on(tmp_path: Path) -> None:
-    hooks = Hooks()
-
     def broken_pre(trigger: str) -> str:
         raise RuntimeError("pre hook broke")
 
     def broken_post(report: object) -> None:
         raise ValueError("post hook broke")
 
-    hooks.pre_compact.append(broken_pre)
-    hooks.post_compact.append(broken_post)
-    agent, model = read_session(tmp_path, ["a.py"], hooks=hooks)
+    hooks = CompactionHooks(pre_compact=[broken_pre], post_compact=[broken_post])
+    agent, model = read_session(tmp_path, ["a.py"])
 
-    report = compact(agent)
+    report = compact(agent, hooks=hooks)
 
     assert len(agent.messages) == 1 and report.summary
     # Compaction outside a run leaves its events for the next run, which yields them first.

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import messages as m
+from harness.agent import Agent
 from harness.clock import FakeClock
-from harness.loop import Agent
 from harness.model import ScriptedModel, reply, tool_call
 from harness.notebook import WidgetApprover, run_in_background
 from harness.tools import builtin_tools

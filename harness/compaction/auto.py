@@ -6,16 +6,17 @@ soon as the context is back under it:
 
 1. microcompact: clear old tool results (no model call; breaks the cache from there on),
    kept only if it brings the context under the threshold less the margin;
-2. session-memory compaction: chapter 07 plugs it in here (``session_memory=``);
+2. session-memory compaction, when one is given (``session_memory=``), under the same rule;
 3. full compaction: a summary written by the model.
+
+Each tier only proposes a new conversation (a ``Rewrite``); the loop puts it in place.
 
 A circuit breaker stops all this after 3 failures in a row (Claude Code's number), and at
 once when a compaction "did not help": it left the context above the threshold less a
 margin, so the very next request would compact again, forever (a loop users have hit in
 several agents). Its state is visible (``auto.breaker``, for an ``AutoCompact`` called
-``auto``) and an event says when it trips. The summary request is sent straight to the
-model, outside the loop and its plugins, so it can never trigger an auto-compaction of its
-own.
+``auto``) and an event says when it trips. The summary request goes through ``agent.call``,
+which never runs ``before_request``, so it can never trigger an auto-compaction of its own.
 """
 
 from __future__ import annotations
@@ -25,17 +26,19 @@ from dataclasses import dataclass
 
 from anthropic.types import Message
 
+from harness import messages as m
 from harness.compaction.context import ContextTracker, context_size
 from harness.compaction.events import BreakerTripped, Compacted, CompactionFailed
 from harness.compaction.microcompact import KEEP_RECENT, microcompact
+from harness.compaction.pinned import PinnedFacts
 from harness.compaction.summary import (
     SUMMARY_MAX_TOKENS,
     CompactionError,
+    CompactionHooks,
     CompactionReport,
-    PinnedFacts,
-    compact,
+    summarise,
 )
-from harness.loop import Agent, Plugin
+from harness.loop import BaseAgent, Plugin, Rewrite
 from harness.tokens import ContextBudget
 
 MAX_CONSECUTIVE_FAILURES = 3
@@ -78,8 +81,8 @@ def default_summary_budget(budget: ContextBudget) -> int:
     return min(SUMMARY_MAX_TOKENS, budget.window - budget.auto_compact_threshold - 1_000)
 
 
-SessionMemoryTier = Callable[[Agent], bool]
-"""Tier 2 (chapter 07): compacts from session memory; True if it did something."""
+SessionMemoryTier = Callable[[BaseAgent], Rewrite | None]
+"""Tier 2: a new conversation built from session memory, or None if it has none to offer."""
 
 
 class AutoCompact(Plugin):
@@ -95,6 +98,7 @@ class AutoCompact(Plugin):
         session_memory: SessionMemoryTier | None = None,
         breaker: CircuitBreaker | None = None,
         summary_max_tokens: int | None = None,
+        hooks: CompactionHooks | None = None,
     ) -> None:
         if not 0.0 <= margin < 1.0:
             raise ValueError(
@@ -109,6 +113,7 @@ class AutoCompact(Plugin):
         self.breaker = breaker or CircuitBreaker()
         self.summary_max_tokens = summary_max_tokens or default_summary_budget(self.budget)
         """Output budget of a summary (default: :func:`default_summary_budget`)."""
+        self.hooks = hooks or CompactionHooks()
         self.tracker = ContextTracker()
         self.last_report: CompactionReport | None = None
 
@@ -116,26 +121,28 @@ class AutoCompact(Plugin):
     def threshold(self) -> int:
         return self.budget.auto_compact_threshold
 
-    def after_reply(self, agent: Agent, reply: Message) -> None:
+    def after_reply(self, agent: BaseAgent, reply: Message) -> None:
         self.tracker.after_reply(agent, reply)
 
-    def before_request(self, agent: Agent) -> None:
+    def before_request(self, agent: BaseAgent) -> Rewrite | None:
         if self.breaker.tripped:
-            return
+            return None
         size = self.tracker.size(agent)
         if size < self.threshold:
-            return
-        if self._microcompact(agent, size):
+            return None
+        rewrite = self._microcompact(agent, size) or self._session_memory(agent)
+        if rewrite is not None:
             self.breaker.success()
-            return
-        if self.session_memory is not None and self.session_memory(agent):
-            self.tracker.invalidate()
-            if self.tracker.size(agent) < self.threshold * (1 - self.margin):
-                self.breaker.success()
-                return
-        self._summarise(agent)
+            return rewrite
+        return self._summarise(agent)
 
-    def _microcompact(self, agent: Agent, size: int) -> bool:
+    def _fits(self, agent: BaseAgent, messages: list[m.MessageDict]) -> int | None:
+        """The size of ``messages`` as the next request, if it is clearly under the threshold."""
+        request = agent.request()
+        after = context_size(messages, system=request.system, tools=request.tools)
+        return after if after < self.threshold * (1 - self.margin) else None
+
+    def _microcompact(self, agent: BaseAgent, size: int) -> Rewrite | None:
         """Clear old results if that alone brings the context clearly under the threshold.
 
         Tried on a copy first: if clearing is not enough, the conversation is summarised as
@@ -145,31 +152,28 @@ class AutoCompact(Plugin):
         per turn and breaking the cache every time.
         """
         result = microcompact(agent.messages, keep=self.keep)
-        if not result.cleared:
-            return False
-        request = agent.request()
-        after = context_size(result.messages, system=request.system, tools=request.tools)
-        if after >= self.threshold * (1 - self.margin):
-            return False
-        agent.messages[:] = result.messages
-        agent.emit(
-            Compacted(
-                "microcompact",
-                "threshold",
-                size,
-                after,
-                f"cleared {len(result.cleared)} results; cache misses from "
-                f"messages[{result.first_changed}]",
-            )
+        if not result.cleared or (after := self._fits(agent, result.messages)) is None:
+            return None
+        detail = (
+            f"cleared {len(result.cleared)} results; cache misses from "
+            f"messages[{result.first_changed}]"
         )
-        return True
+        return Rewrite(result.messages, Compacted("microcompact", "threshold", size, after, detail))
 
-    def _summarise(self, agent: Agent) -> None:
+    def _session_memory(self, agent: BaseAgent) -> Rewrite | None:
+        """Tier 2's conversation, under the same rule: kept only if clearly under."""
+        rewrite = self.session_memory(agent) if self.session_memory is not None else None
+        if rewrite is None or self._fits(agent, rewrite.messages) is None:
+            return None
+        return rewrite
+
+    def _summarise(self, agent: BaseAgent) -> Rewrite | None:
         try:
-            report = compact(
+            report = summarise(
                 agent,
                 pinned=self.pinned,
                 trigger="auto",
+                hooks=self.hooks,
                 summary_max_tokens=self.summary_max_tokens,
             )
         except CompactionError as error:
@@ -177,16 +181,8 @@ class AutoCompact(Plugin):
             agent.emit(CompactionFailed("summary", str(error), self.breaker.failures))
             if tripped:
                 agent.emit(BreakerTripped(self.breaker.reason))
-            return
+            return None
         self.tracker.invalidate()
-        detail = f"summarised {report.messages_summarised} messages"
-        if report.reinjected_files:
-            detail += f"; re-read {len(report.reinjected_files)} files"
-        if report.pinned_reinjected:
-            detail += f"; put back {len(report.pinned_reinjected)} pinned facts"
-        agent.emit(
-            Compacted("summary", "threshold", report.tokens_before, report.tokens_after, detail)
-        )
         limit = int(self.threshold * (1 - self.margin))
         if report.tokens_after >= limit:
             self.breaker.trip(
@@ -197,3 +193,4 @@ class AutoCompact(Plugin):
         else:
             self.breaker.success()
         self.last_report = report
+        return report.rewrite("threshold")

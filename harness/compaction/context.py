@@ -16,7 +16,7 @@ from typing import Any
 from anthropic.types import Message
 
 from harness import tokens
-from harness.loop import Agent, Plugin
+from harness.loop import BaseAgent, Plugin
 from harness.messages import MessageDict
 from harness.pricing import prompt_tokens
 
@@ -66,7 +66,7 @@ class ContextTracker(Plugin):
     def __init__(self) -> None:
         self.anchor: Anchor | None = None
 
-    def after_reply(self, agent: Agent, reply: Message) -> None:
+    def after_reply(self, agent: BaseAgent, reply: Message) -> None:
         self.anchor = Anchor(
             len(agent.messages) - 1,
             prompt_tokens(reply.usage) + reply.usage.output_tokens,
@@ -77,7 +77,7 @@ class ContextTracker(Plugin):
         """The conversation was rewritten: use the estimate alone until the next reply."""
         self.anchor = None
 
-    def size(self, agent: Agent) -> int:
+    def size(self, agent: BaseAgent) -> int:
         request = agent.request()
         return context_size(
             request.messages, system=request.system, tools=request.tools, anchor=self.anchor

@@ -33,7 +33,7 @@ from harness import messages as m
 from harness import tokens
 from harness.compaction.context import ContextTracker
 from harness.compaction.events import Compacted
-from harness.loop import Agent, Plugin
+from harness.loop import BaseAgent, Plugin, Rewrite
 
 CLEARED = "[Old tool result content cleared]"
 KEEP_RECENT = 5
@@ -186,10 +186,10 @@ class Microcompact(Plugin):
         self.tracker = tracker
         self.last_reply_at: float | None = None
 
-    def after_reply(self, agent: Agent, reply: Message) -> None:
+    def after_reply(self, agent: BaseAgent, reply: Message) -> None:
         self.last_reply_at = agent.clock.now()
 
-    def trigger(self, agent: Agent) -> str | None:
+    def trigger(self, agent: BaseAgent) -> str | None:
         """``time``, ``count`` or None: whether to clear before the next request, and why."""
         clearable = clearable_count(agent.messages, keep=self.keep, compactable=self.compactable)
         if clearable == 0:
@@ -201,25 +201,20 @@ class Microcompact(Plugin):
             return "count"
         return None
 
-    def before_request(self, agent: Agent) -> None:
+    def before_request(self, agent: BaseAgent) -> Rewrite | None:
         reason = self.trigger(agent)
         if reason is None:
-            return
+            return None
         request = agent.request()
         before = tokens.estimate_request(
             request.messages, system=request.system, tools=request.tools
         )
         result = microcompact(agent.messages, keep=self.keep, compactable=self.compactable)
-        agent.messages[:] = result.messages
         if self.tracker is not None:
             self.tracker.invalidate()
-        agent.emit(
-            Compacted(
-                "microcompact",
-                reason,
-                before,
-                before - result.tokens_freed,
-                f"cleared {len(result.cleared)} results; cache misses from "
-                f"messages[{result.first_changed}]",
-            )
+        detail = (
+            f"cleared {len(result.cleared)} results; cache misses from "
+            f"messages[{result.first_changed}]"
         )
+        after = before - result.tokens_freed
+        return Rewrite(result.messages, Compacted("microcompact", reason, before, after, detail))

@@ -12,11 +12,12 @@ What it does, in order (Claude Code's design, numbers as observed in the CLI):
    the oldest API rounds and try again, at most 3 times, then fail with a clear error.
 4. Build the new conversation: the summary (marked as a compact summary), the files read
    most recently, re-read from disk (at most 5, about 5K tokens each, 50K in all), and any
-   pinned fact the summary lost.
+   pinned fact (``harness.compaction.pinned``) the summary lost.
 
-Pinned facts answer the most common complaint about compaction ("it forgot the rules"):
-rules from CLAUDE.md, constraints the user stated, open tasks. After every compaction each
-one is looked for in the new context; a missing one is put back, and the report says so.
+:func:`summarise` does all this and leaves the agent's conversation as it was: the new one
+is in its report, ready for ``agent.apply``. :func:`compact` (what ``/compact`` runs) does
+both. The summary request goes through ``agent.call``, like every model call, so whatever
+wraps the agent's calls (cache breakpoints, retries) covers it too.
 """
 
 from __future__ import annotations
@@ -24,27 +25,22 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import anthropic
 
 from harness import messages as m
 from harness import tokens
-from harness.events import HookReported
-from harness.loop import Agent, ModelRequest
-from harness.model.scripted import Reply, Request
-from harness.prompt import PromptCaching, with_breakpoints
-from harness.tools.base import ToolContext, ToolError
-from harness.tools.builtins import read_file
-from harness.tools.hooks import describe_failure
+from harness.compaction.events import Compacted
+from harness.compaction.pinned import PinnedFacts
+from harness.compaction.reinject import recently_read_files, reinject_files
+from harness.events import HookReported, describe_failure
+from harness.loop import BaseAgent, ModelRequest, Rewrite
+from harness.tools.base import ToolContext
+from harness.tools.workspace import Workspace
 
 SUMMARY_MAX_TOKENS = 20_000  # Claude Code's cap on a summary's length
 MAX_PTL_RETRIES = 3
-REINJECT_MAX_FILES = 5
-REINJECT_TOKENS_PER_FILE = 5_000
-# Claude Code's observed numbers: at most 5 files, ~5K tokens each, ~50K in all. With these
-# caps the per-file one binds first (5 x 5K = 25K); the total matters if it is raised.
-REINJECT_TOKEN_BUDGET = 50_000
 
 COMPACT_MARKER = "Your task is to create a detailed summary of the conversation so far"
 COMPACT_INSTRUCTION = f"""{COMPACT_MARKER}, so that the work can continue in a new context \
@@ -78,54 +74,24 @@ class CompactionError(RuntimeError):
     """Full compaction could not produce a summary (too long after retries, API error, no text)."""
 
 
-# -- pinned facts -------------------------------------------------------------------------------
+# -- hooks and the report -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PinnedFact:
-    text: str
-    source: str
-    """Where it came from: ``CLAUDE.md``, ``user``, ``task``..."""
-
-
-def _normalise(text: str) -> str:
-    return " ".join(text.lower().split())
+PreCompactHook = Callable[[str], str | None]
+"""Gets the trigger (``manual``, ``auto``, ...); may return extra summary instructions."""
+PostCompactHook = Callable[["CompactionReport"], None]
+"""Gets the report, once the new conversation is ready (``report.messages``)."""
 
 
 @dataclass
-class PinnedFacts:
-    """Facts that must survive every compaction."""
+class CompactionHooks:
+    """Your code around every full compaction, as Claude Code's PreCompact hook.
 
-    facts: list[PinnedFact] = field(default_factory=list)
+    A hook that raises is reported as an event and otherwise ignored.
+    """
 
-    def add(self, text: str, source: str = "user") -> None:
-        self.facts.append(PinnedFact(text.strip(), source))
-
-    def missing_from(
-        self,
-        conversation: Sequence[m.MessageDict],
-        *,
-        system: str | Sequence[Mapping[str, Any]] | None = None,
-    ) -> list[PinnedFact]:
-        """Facts whose text does not appear in the conversation (case and spacing ignored).
-
-        A literal check, on purpose: a summary that paraphrases a rule ("use British English"
-        for "always write colour, not color") has lost its exact wording, and the fact goes back.
-        The system prompt counts as context too (CLAUDE.md rules live there, chapter 03), so a
-        rule it already carries is not repeated.
-        """
-        parts = [
-            str(b.get("text", b.get("content", ""))) for msg in conversation for b in m.blocks(msg)
-        ]
-        if isinstance(system, str):
-            parts.append(system)
-        elif system:
-            parts += [str(block.get("text", "")) for block in system]
-        haystack = _normalise("\n".join(parts))
-        return [f for f in self.facts if _normalise(f.text) not in haystack]
-
-
-# -- the report -----------------------------------------------------------------------------------
+    pre_compact: list[PreCompactHook] = field(default_factory=list)
+    post_compact: list[PostCompactHook] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -144,6 +110,23 @@ class CompactionReport:
     """Pinned facts the summary lost and that were put back."""
     summary_request_cache_read: int
     """Prompt tokens of the summary request that were read from cache."""
+    messages: list[m.MessageDict] = field(default_factory=list, repr=False)
+    """The new conversation (not yet the agent's: ``agent.apply(report.rewrite(...))``)."""
+
+    @property
+    def detail(self) -> str:
+        """What happened, in a few words, for the event that reports it."""
+        out = f"summarised {self.messages_summarised} messages"
+        if self.reinjected_files:
+            out += f"; re-read {len(self.reinjected_files)} files"
+        if self.pinned_reinjected:
+            out += f"; put back {len(self.pinned_reinjected)} pinned facts"
+        return out
+
+    def rewrite(self, trigger: str) -> Rewrite:
+        """The new conversation as a :class:`~harness.loop.Rewrite`, reported for ``trigger``."""
+        event = Compacted("summary", trigger, self.tokens_before, self.tokens_after, self.detail)
+        return Rewrite(list(self.messages), event)
 
 
 # -- the pieces ---------------------------------------------------------------------------------
@@ -161,8 +144,13 @@ def summary_messages(
     return out
 
 
-def is_compaction_request(request: Request | ModelRequest) -> bool:
-    """True for a request whose last message carries the compaction instruction."""
+class _HasMessages(Protocol):
+    @property
+    def messages(self) -> Sequence[Mapping[str, Any]]: ...
+
+
+def is_compaction_request(request: _HasMessages) -> bool:
+    """True for a request (sent or received) whose last message carries the instruction."""
     last = request.messages[-1] if request.messages else {}
     return last.get("role") == "user" and COMPACT_MARKER in m.text_of(last)
 
@@ -204,64 +192,30 @@ def drop_oldest_rounds(
     return rest, dropped
 
 
-def recently_read_files(conversation: Sequence[m.MessageDict]) -> list[str]:
-    """Paths the model read with ``read_file``, most recent first, each once."""
-    paths: list[str] = []
-    for message in reversed(conversation):
-        if message.get("role") != "assistant":
-            continue
-        for use in reversed(m.tool_uses(message)):
-            path = use.get("input", {}).get("path")
-            if use.get("name") == "read_file" and isinstance(path, str) and path not in paths:
-                paths.append(path)
-    return paths
-
-
-def reinject_files(paths: Sequence[str], context: ToolContext) -> list[tuple[str, str]]:
-    """(path, text) of up to 5 files as they are now, each cut to ~5K tokens, 50K in all."""
-    out: list[tuple[str, str]] = []
-    budget = REINJECT_TOKEN_BUDGET
-    for path in paths[:REINJECT_MAX_FILES]:
-        try:
-            text = str(read_file({"path": path}, context))
-        except (ToolError, ValueError, OSError):
-            continue  # deleted or unreadable since: nothing to put back
-        limit = min(REINJECT_TOKENS_PER_FILE, budget)
-        if tokens.estimate_text(text) > limit:
-            text = text[: limit * 4] + "\n[... cut to fit the re-injection budget ...]"
-        cost = tokens.estimate_text(text)
-        if cost > budget:
-            break
-        budget -= cost
-        out.append((path, text))
-    return out
-
-
 # -- full compaction ----------------------------------------------------------------------------
 
 
-def compact(
-    agent: Agent,
+def summarise(
+    agent: BaseAgent,
     *,
     pinned: PinnedFacts | None = None,
     trigger: str = "manual",
     instructions: str = "",
-    cache: bool | None = None,
+    hooks: CompactionHooks | None = None,
     summary_max_tokens: int = SUMMARY_MAX_TOKENS,
 ) -> CompactionReport:
-    """Replace ``agent.messages`` with a summary; raises :class:`CompactionError` on failure.
+    """Ask for a summary and build the new conversation; raise :class:`CompactionError`.
 
-    On failure the conversation is left exactly as it was. The summary request carries cache
-    breakpoints when the agent's requests do (``cache=None``: it has a ``PromptCaching``
-    plugin), to read the prefix they cached; an agent that never caches would only pay the
-    1.25x write for nothing. ``summary_max_tokens`` is the
-    summary's output budget (Claude Code: 20K); lower it for a model whose output limit is
-    smaller, or the API refuses the request.
+    The agent's conversation is not touched: the new one is ``report.messages``. The request
+    goes through ``agent.call``, so it carries cache breakpoints when the agent's requests do
+    (and reads the prefix they cached). ``summary_max_tokens`` is the summary's output
+    budget (Claude Code: 20K); lower it for a model whose output limit is smaller, or the
+    API refuses the request.
     """
+    hooks = hooks or CompactionHooks()
     base = agent.request()
-    caching = any(isinstance(p, PromptCaching) for p in agent.plugins) if cache is None else cache
     before = tokens.estimate_request(base.messages, system=base.system, tools=base.tools)
-    extra = [s for hook in agent.tools.hooks.pre_compact if (s := _run_hook(agent, hook, trigger))]
+    extra = [s for hook in hooks.pre_compact if (s := _run_hook(agent, hook, trigger))]
     instruction = "\n\n".join(part for part in (COMPACT_INSTRUCTION, instructions, *extra) if part)
     conversation, dropped, attempts = list(agent.messages), 0, 0
     while True:
@@ -272,10 +226,10 @@ def compact(
             messages=summary_messages(conversation, instruction),
             system=base.system,
             tools=base.tools,
+            purpose="compaction",
         )
-        request = with_breakpoints(request) if caching else request
         try:
-            reply = agent.model.create(**request.kwargs())
+            reply = agent.call(request)  # billed by the agent's meter, like every call
             break
         except anthropic.BadRequestError as error:
             over = _too_long_by(error)
@@ -299,7 +253,6 @@ def compact(
             dropped += n
         except anthropic.APIError as error:
             raise CompactionError(f"the summary request failed: {error}") from error
-    agent.meter.record(base.model, reply.usage)  # a compaction is a model call: it is billed
     if reply.stop_reason in ("max_tokens", "model_context_window_exceeded"):
         raise CompactionError(
             f"the summary was cut off ({reply.stop_reason}); a partial summary would lose work"
@@ -309,7 +262,8 @@ def compact(
         raise CompactionError("the model returned no summary text")
 
     new_blocks = [m.text(SUMMARY_PREAMBLE + summary)]
-    files = reinject_files(recently_read_files(agent.messages), agent.tools.context)
+    context = ToolContext(workspace=Workspace(agent.workspace), clock=agent.clock)
+    files = reinject_files(recently_read_files(agent.messages), context)
     new_blocks += [
         m.text(f"Contents of {path} (read again after compaction):\n{text}") for path, text in files
     ]
@@ -319,27 +273,51 @@ def compact(
         new_blocks.append(m.text(f"Pinned facts (kept across every compaction):\n{listing}"))
     if trigger != "manual":
         new_blocks.append(m.text(CONTINUE))
-    old_count = len(agent.messages)
-    agent.messages[:] = [m.user(new_blocks)]
-    after = tokens.estimate_request(agent.messages, system=base.system, tools=base.tools)
+    new = [m.user(new_blocks)]
     report = CompactionReport(
         trigger=trigger,
         tokens_before=before,
-        tokens_after=after,
-        messages_summarised=old_count,
+        tokens_after=tokens.estimate_request(new, system=base.system, tools=base.tools),
+        messages_summarised=len(agent.messages),
         rounds_dropped=dropped,
         attempts=attempts,
         summary=summary,
         reinjected_files=tuple(path for path, _ in files),
         pinned_reinjected=tuple(f.text for f in lost),
         summary_request_cache_read=reply.usage.cache_read_input_tokens or 0,
+        messages=new,
     )
-    for hook in agent.tools.hooks.post_compact:
+    for hook in hooks.post_compact:
         _run_hook(agent, hook, report)
     return report
 
 
-def _run_hook(agent: Agent, hook: Callable[[Any], Any], argument: object) -> str | None:
+def compact(
+    agent: BaseAgent,
+    *,
+    pinned: PinnedFacts | None = None,
+    trigger: str = "manual",
+    instructions: str = "",
+    hooks: CompactionHooks | None = None,
+    summary_max_tokens: int = SUMMARY_MAX_TOKENS,
+) -> CompactionReport:
+    """:func:`summarise` the conversation, then put the summary in its place (``/compact``).
+
+    On failure (a :class:`CompactionError`) the conversation is left exactly as it was.
+    """
+    report = summarise(
+        agent,
+        pinned=pinned,
+        trigger=trigger,
+        instructions=instructions,
+        hooks=hooks,
+        summary_max_tokens=summary_max_tokens,
+    )
+    agent.apply(report.rewrite(trigger))
+    return report
+
+
+def _run_hook(agent: BaseAgent, hook: Callable[[Any], Any], argument: object) -> str | None:
     """Run a compaction hook; a failure is reported as an event and otherwise ignored."""
     try:
         result = hook(argument)
@@ -354,54 +332,3 @@ def _run_hook(agent: Agent, hook: Callable[[Any], Any], argument: object) -> str
         )
         return None
     return result if isinstance(result, str) else None
-
-
-# -- offline: the scripted model's summariser ---------------------------------------------------
-
-
-def _earlier_request(text: str) -> str:
-    """A user message that is itself a summary stands for the request it summarised."""
-    if not text.startswith(SUMMARY_PREAMBLE):
-        return text
-    found = re.search(r"^1\. Primary request and intent: (.*)$", text, re.MULTILINE)
-    return found.group(1) if found else text
-
-
-def scripted_summary(request: Request) -> Reply:
-    """What the scripted model answers to a compaction request: a summary built from it.
-
-    Deterministic and honest about what it is: it lists the user's requests, the files
-    touched and the last thing said, which is what a real summary leads with. It does not
-    copy rules over unless the user's messages state them, so pinned facts can go missing,
-    as they do with real summaries.
-    """
-    conversation = request.messages
-    asks = [
-        m.text_of(msg).split(COMPACT_MARKER)[0].strip()
-        for msg in conversation
-        if msg["role"] == "user" and m.text_of(msg).strip()
-    ]
-    asks = [_earlier_request(a) for a in asks if a and a != PTL_RETRY_MARKER]
-    calls = [u for msg in conversation if msg["role"] == "assistant" for u in m.tool_uses(msg)]
-    files = sorted({str(u["input"].get("path")) for u in calls if u["input"].get("path")})
-    said = [m.text_of(msg) for msg in conversation if msg["role"] == "assistant" and m.text_of(msg)]
-    counts: dict[str, int] = {}
-    for u in calls:
-        counts[str(u["name"])] = counts.get(str(u["name"]), 0) + 1
-    tally = ", ".join(f"{name} ×{n}" for name, n in sorted(counts.items())) or "none"
-    request_line = asks[0][:300] if asks else "(no request found)"
-    summary = "\n".join(
-        [
-            "<analysis>",
-            f"{len(conversation)} messages, {len(calls)} tool calls.",
-            "</analysis>",
-            "<summary>",
-            f"1. Primary request and intent: {request_line}",
-            f"3. Files and code: {', '.join(files) or 'none'}",
-            f"6. Pending tasks: continue the request above ({len(asks)} user message(s) in all).",
-            f"7. Current work: {said[-1][:300] if said else 'just started'}",
-            f"Tool calls so far: {tally}.",
-            "</summary>",
-        ]
-    )
-    return Reply(text=summary)

@@ -1,7 +1,8 @@
 """The model boundary (chapter 00): the ``Model`` protocol, the live and scripted models."""
 
 from harness.model import faults
-from harness.model.base import DEFAULT_MODEL, Model, default_model, is_live, model_name
+from harness.model.base import DEFAULT_MODEL, Model, is_live, model_name
+from harness.model.default import default_model
 from harness.model.live import AnthropicModel
 from harness.model.scripted import (
     Reply,

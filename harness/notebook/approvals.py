@@ -5,16 +5,13 @@ from __future__ import annotations
 import html
 import json
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import ipywidgets as widgets  # type: ignore[import-untyped]  # ships no type information
 
-from harness.notebook import _MUTED, _short  # shared styling, same package
+from harness.agent import Agent
+from harness.notebook.views import _MUTED, _short
 from harness.tools.permissions import Approval, ApprovalRequest
-
-if TYPE_CHECKING:
-    from harness.loop import Agent
-
 
 # --- approvals in the notebook (chapter 02) ------------------------------------------------
 #

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from harness import pricing
 from harness.model.cache import prefix_blocks
 from harness.model.scripted import Request
-from harness.notebook import Rendered, table, usd
+from harness.notebook.views import Rendered, table, usd
 
 # --- the prompt cache (chapter 03) ---------------------------------------------------------
 

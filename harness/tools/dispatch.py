@@ -20,10 +20,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness.events import Event, HookReported, PermissionDecided, ToolFinished, ToolStarted
+from harness.events import (
+    Event,
+    HookReported,
+    PermissionDecided,
+    ToolFinished,
+    ToolStarted,
+    describe_failure,
+)
 from harness.messages import Block, tool_result
 from harness.tools.base import Tool, ToolContext, ToolError, ToolOutput, ToolRegistry
-from harness.tools.hooks import Hooks, PreToolUseResult, ToolUse, describe_failure
+from harness.tools.hooks import Hooks, PreToolUseResult, ToolUse
 from harness.tools.permissions import Approval, ApprovalRequest, Approver, Permissions, deny_all
 from harness.tools.storage import ResultStorage
 
@@ -60,7 +67,11 @@ class _Call:
 
 @dataclass
 class ToolRunner:
-    """Everything around each tool call: validation, hooks, permissions, storage, threads."""
+    """Everything around each tool call: validation, hooks, permissions, storage, threads.
+
+    It is what the loop's ``ToolCalls`` protocol asks for: ``definitions()``, ``run(calls)``
+    and ``finished``.
+    """
 
     registry: ToolRegistry
     context: ToolContext
@@ -70,6 +81,10 @@ class ToolRunner:
     storage: ResultStorage | None = None
     finished: dict[str, Block] = field(default_factory=dict)
     """The results of the current batch of calls, recorded as soon as they exist."""
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """The registered tools, as the API takes them in ``tools=[...]``."""
+        return self.registry.definitions()
 
     def run(self, calls: Iterable[Block]) -> Generator[Event, None, list[Block]]:
         """Run one reply's tool calls; yields events, returns the ``tool_result`` blocks.

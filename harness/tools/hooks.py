@@ -1,13 +1,13 @@
-"""Hooks: your code at fixed points of the loop, as in Claude Code's settings.
+"""Tool hooks: your code around every tool call, as in Claude Code's settings.
 
 * ``PreToolUse`` runs before a call (after its input is validated, before permissions). It
   may block the call (the model gets the reason as an error result) or replace its input.
 * ``PostToolUse`` runs after a call and may replace the result the model will see.
-* ``PreCompact`` and ``PostCompact`` run around a full compaction (chapter 05): the first
-  may add instructions for the summary, the second gets the compaction report.
-* ``Stop`` runs when the model is about to end its turn. It may return a reason to keep
-  going; the reason is sent to the model as a new user message (Claude Code's Stop hook
-  with ``decision: "block"``).
+
+Claude Code configures all its hooks in one place; here each kind lives with the mechanism
+it hooks into. These two belong to the tool runner. The Stop hook belongs to the loop
+(``stop_hooks=`` in ``harness.loop``): it runs when the model is about to end its turn and
+may send it back to work, as Claude Code's Stop hook with ``decision: "block"`` does.
 
 A hook that raises is reported as an event and otherwise ignored: a broken hook never stops
 the loop (Claude Code treats a hook's unexpected failure as non-blocking the same way).
@@ -20,8 +20,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-from anthropic.types import Message
 
 
 @dataclass(frozen=True)
@@ -45,12 +43,6 @@ class PreToolUseResult:
 PreToolUseHook = Callable[[ToolUse], PreToolUseResult | None]
 PostToolUseHook = Callable[[ToolUse, str, bool], str | None]
 """Gets the call, the result text and whether it is an error; returns a new text or None."""
-StopHook = Callable[[Message], str | None]
-"""Gets the final reply; returns a reason to keep going, or None to let the run end."""
-PreCompactHook = Callable[[str], str | None]
-"""Gets the trigger (``manual``, ``auto``, ...); may return extra summary instructions."""
-PostCompactHook = Callable[[Any], None]
-"""Gets the compaction report (``harness.compaction.summary.CompactionReport``)."""
 
 
 def _check_matcher(matcher: str) -> None:
@@ -71,9 +63,6 @@ def _matches(matcher: str, name: str) -> bool:
 class Hooks:
     pre_tool_use: list[tuple[str, PreToolUseHook]] = field(default_factory=list)
     post_tool_use: list[tuple[str, PostToolUseHook]] = field(default_factory=list)
-    stop: list[StopHook] = field(default_factory=list)
-    pre_compact: list[PreCompactHook] = field(default_factory=list)
-    post_compact: list[PostCompactHook] = field(default_factory=list)
 
     def on_pre_tool_use(self, hook: PreToolUseHook, matcher: str = "*") -> PreToolUseHook:
         _check_matcher(matcher)
@@ -83,10 +72,6 @@ class Hooks:
     def on_post_tool_use(self, hook: PostToolUseHook, matcher: str = "*") -> PostToolUseHook:
         _check_matcher(matcher)
         self.post_tool_use.append((matcher, hook))
-        return hook
-
-    def on_stop(self, hook: StopHook) -> StopHook:
-        self.stop.append(hook)
         return hook
 
     def pre(self, name: str) -> list[PreToolUseHook]:
@@ -102,8 +87,3 @@ def _safe_matches(matcher: str, name: str) -> bool:
         return _matches(matcher, name)
     except re.error:
         return False
-
-
-def describe_failure(hook: Callable[..., Any], error: BaseException) -> str:
-    label = getattr(hook, "__name__", type(hook).__name__)
-    return f"hook {label} raised {type(error).__name__}: {error}"

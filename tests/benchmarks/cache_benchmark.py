@@ -16,8 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from harness.agent import Agent
 from harness.clock import FakeClock
-from harness.loop import Agent, AgentConfig, Plugin
+from harness.loop import AgentConfig, Plugin
 from harness.model import ScriptedModel
 from harness.pricing import CostMeter
 from harness.prompt import (

@@ -28,19 +28,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import anthropic
 
+from harness.agent import Agent
 from harness.clock import FakeClock
 from harness.compaction.auto import AutoCompact
 from harness.compaction.context import prompt_tokens
 from harness.compaction.events import Compacted
 from harness.compaction.microcompact import Microcompact
-from harness.compaction.summary import (
-    PinnedFacts,
-    is_compaction_request,
-    scripted_summary,
-)
+from harness.compaction.pinned import PinnedFacts
+from harness.compaction.summary import is_compaction_request
 from harness.events import TurnEnded
-from harness.loop import Agent, AgentConfig, Plugin
+from harness.loop import AgentConfig, Plugin
 from harness.model import ScriptedModel
+from harness.model.scripted_summary import scripted_summary
 from harness.prompt import PromptCaching, SystemPrompt, default_sections
 from harness.tokens import ContextBudget
 from harness.tools import builtin_tools

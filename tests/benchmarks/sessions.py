@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.loop import Agent, ModelRequest, Plugin
+from harness.agent import Agent
+from harness.loop import ModelRequest, Plugin
 from harness.model import Step, reply, tool_call
 
 MODULES = ["billing", "invoices", "customers", "reports", "tax", "currency", "exports", "auth"]

@@ -1,0 +1,185 @@
+"""The package reads in chapter order: no module imports one from a later chapter, no cycles.
+
+Every module of ``harness`` is in :data:`CHAPTER`, the chapter that builds it. A new module
+must be added here (the first test fails until it is), and its imports are read with ``ast``,
+so an import inside a function or under ``TYPE_CHECKING`` counts as much as one at the top.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "harness"
+
+# The package's front door re-exports from every chapter; no module may import it.
+FRONT_DOOR = "harness"
+
+CHAPTER: dict[str, int] = {
+    # 00: the model boundary, and what it needs.
+    "harness.clock": 0,
+    "harness.messages": 0,
+    "harness.tokens": 0,
+    "harness.pricing": 0,
+    "harness.model": 0,
+    "harness.model.base": 0,
+    "harness.model.live": 0,
+    "harness.model.faults": 0,
+    # The cache simulator is taught in chapter 03, but it is part of the scripted model:
+    # from the first request, the model answers cache fields the way the API does.
+    "harness.model.cache": 0,
+    "harness.model.scripted": 0,
+    "harness.model.default": 0,
+    "harness.notebook.views": 0,
+    # 01: the loop.
+    "harness.events": 1,
+    "harness.loop": 1,
+    # 02: tools, and the agent that builds their runner.
+    "harness.tools": 2,
+    "harness.tools.workspace": 2,
+    "harness.tools.base": 2,
+    "harness.tools.shell": 2,
+    "harness.tools.builtins": 2,
+    "harness.tools.permissions": 2,
+    "harness.tools.hooks": 2,
+    "harness.tools.storage": 2,
+    "harness.tools.dispatch": 2,
+    "harness.agent": 2,
+    "harness.notebook.approvals": 2,
+    # 03: the system prompt and the prompt cache.
+    "harness.prompt": 3,
+    "harness.notebook.cache": 3,
+    "harness.notebook": 3,
+    # 04: the context budget and microcompact.
+    "harness.compaction": 4,
+    "harness.compaction.events": 4,
+    "harness.compaction.context": 4,
+    "harness.compaction.microcompact": 4,
+    # 05: full compaction and auto-compact.
+    "harness.compaction.pinned": 5,
+    "harness.compaction.reinject": 5,
+    "harness.compaction.summary": 5,
+    "harness.compaction.auto": 5,
+    "harness.model.scripted_summary": 5,
+}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imported(path: Path, known: set[str]) -> set[str]:
+    """The harness modules a file imports (``from pkg import submodule`` resolved)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.split(".")[0] == "harness")
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.split(".")[0] != "harness":
+                continue
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                out.add(sub if sub in known else node.module)
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    found = modules()
+    known = set(found)
+    return {name: imported(path, known) - {name} for name, path in found.items()}
+
+
+def test_every_module_has_a_chapter() -> None:
+    missing = sorted(set(modules()) - set(CHAPTER) - {FRONT_DOOR})
+    assert missing == [], (
+        f"add these modules to CHAPTER with the chapter that builds them: {missing}"
+    )
+    stale = sorted(set(CHAPTER) - set(modules()))
+    assert stale == [], f"these modules no longer exist: {stale}"
+
+
+def test_no_module_imports_one_from_a_later_chapter() -> None:
+    late = [
+        f"{name} (chapter {CHAPTER[name]:02d}) imports {dep} (chapter {CHAPTER[dep]:02d})"
+        for name, deps in graph().items()
+        if name != FRONT_DOOR
+        for dep in sorted(deps)
+        if dep in CHAPTER and CHAPTER[dep] > CHAPTER[name]
+    ]
+    assert late == []
+
+
+def test_no_module_imports_the_package_front_door() -> None:
+    users = sorted(name for name, deps in graph().items() if FRONT_DOOR in deps)
+    assert users == []
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle, as a path that ends where it starts, or None."""
+    state: dict[str, str] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = "open"
+        stack.append(node)
+        for dep in sorted(edges.get(node, ())):
+            if state.get(dep) == "open":
+                return [*stack[stack.index(dep) :], dep]
+            if dep not in state and (cycle := visit(dep)):
+                return cycle
+        state[node] = "done"
+        stack.pop()
+        return None
+
+    for node in sorted(edges):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_the_package_has_no_import_cycles() -> None:
+    assert find_cycle(graph()) is None
+
+
+def test_the_model_protocol_imports_neither_implementation() -> None:
+    # Code that needs only the protocol (the loop) must not pull in the SDK client or the
+    # scripted model with it.
+    assert graph()["harness.model.base"] <= {"harness.tokens"}
+
+
+# --- the checks themselves catch what they are for -------------------------------------------
+
+
+def test_a_forward_import_would_be_caught(tmp_path: Path) -> None:
+    source = tmp_path / "loop.py"
+    source.write_text("from harness.tools.dispatch import ToolRunner\n")
+    deps = imported(source, set(CHAPTER))
+    assert deps == {"harness.tools.dispatch"}
+    assert CHAPTER["harness.tools.dispatch"] > CHAPTER["harness.loop"]
+
+
+def test_an_import_inside_a_function_counts(tmp_path: Path) -> None:
+    source = tmp_path / "late.py"
+    source.write_text(
+        "def f():\n    from harness import tokens, prompt\n    import harness.agent\n"
+    )
+    assert imported(source, set(CHAPTER)) == {"harness.tokens", "harness.prompt", "harness.agent"}
+
+
+@pytest.mark.parametrize(
+    ("edges", "cycle"),
+    [
+        ({"a": {"b"}, "b": {"c"}, "c": {"a"}}, ["a", "b", "c", "a"]),
+        ({"a": {"b"}, "b": {"c"}, "c": set()}, None),
+        ({"a": {"a"}}, ["a", "a"]),
+    ],
+)
+def test_a_cycle_is_found_and_named(edges: dict[str, set[str]], cycle: list[str] | None) -> None:
+    assert find_cycle(edges) == cycle
