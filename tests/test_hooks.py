@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ def run_agent(
     tmp_path: Path,
     hooks: Hooks,
     tools: list[Tool[Any]],
-    stop_hooks: list[StopHook] = [],  # noqa: B006 (never mutated)
+    stop_hooks: Sequence[StopHook] = (),
 ) -> tuple[Agent, ScriptedModel, list[Event]]:
     model = ScriptedModel(script)
     agent = Agent(

@@ -154,11 +154,8 @@ class AutoCompact(Plugin):
         result = microcompact(agent.messages, keep=self.keep)
         if not result.cleared or (after := self._fits(agent, result.messages)) is None:
             return None
-        detail = (
-            f"cleared {len(result.cleared)} results; cache misses from "
-            f"messages[{result.first_changed}]"
-        )
-        return Rewrite(result.messages, Compacted("microcompact", "threshold", size, after, detail))
+        event = Compacted("microcompact", "threshold", size, after, result.detail)
+        return Rewrite(result.messages, event)
 
     def _session_memory(self, agent: BaseAgent) -> Rewrite | None:
         """Tier 2's conversation, under the same rule: kept only if clearly under."""

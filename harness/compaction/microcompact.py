@@ -54,6 +54,13 @@ class MicrocompactResult:
     first_changed: int | None
     """Index of the first message that changed: the prompt cache misses from here."""
 
+    @property
+    def detail(self) -> str:
+        """What happened, in a few words, for the event that reports it."""
+        return (
+            f"cleared {len(self.cleared)} results; cache misses from messages[{self.first_changed}]"
+        )
+
 
 def _tool_names(messages: Sequence[m.MessageDict]) -> dict[str, str]:
     return {
@@ -212,9 +219,6 @@ class Microcompact(Plugin):
         result = microcompact(agent.messages, keep=self.keep, compactable=self.compactable)
         if self.tracker is not None:
             self.tracker.invalidate()
-        detail = (
-            f"cleared {len(result.cleared)} results; cache misses from "
-            f"messages[{result.first_changed}]"
-        )
         after = before - result.tokens_freed
-        return Rewrite(result.messages, Compacted("microcompact", reason, before, after, detail))
+        event = Compacted("microcompact", reason, before, after, result.detail)
+        return Rewrite(result.messages, event)
