@@ -13,7 +13,11 @@ rules, which ``validate`` checks and names precisely:
   in the very next (user) message, and those results come before any other block there;
 * no ``tool_result`` without its ``tool_use`` in the message just before;
 * no empty content, and no text block that is empty or only whitespace;
-* tool ids are unique.
+* tool ids are unique;
+* every block is of a type the API knows (:data:`CONTENT_BLOCK_TYPES`), a ``tool_use`` input is
+  a JSON object, and a ``tool_result`` holds a string or a list of content blocks;
+* all text can be encoded as UTF-8: no lone surrogates (``"\\udc80"``, which is what
+  ``os.fsdecode`` makes of a file name's undecodable bytes).
 
 (The live API merges consecutive user messages instead of refusing them, but a harness that
 relies on that loses track of which results answer which calls; strict alternation is the
@@ -22,6 +26,7 @@ invariant we keep.)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -136,6 +141,80 @@ def text_of(message: Mapping[str, Any]) -> str:
     return "".join(str(b.get("text", "")) for b in blocks(message) if b.get("type") == "text")
 
 
+# --- what the API accepts -------------------------------------------------------------------
+
+# The block types a message may hold: the ``type`` of each member of the SDK's
+# ``anthropic.types.ContentBlockParam`` union (anthropic 2.12), in the union's order.
+# tests/test_api_refusals.py checks this against the installed SDK.
+CONTENT_BLOCK_TYPES: tuple[str, ...] = (
+    "text",
+    "image",
+    "document",
+    "search_result",
+    "thinking",
+    "redacted_thinking",
+    "tool_use",
+    "tool_result",
+    "server_tool_use",
+    "web_search_tool_result",
+    "web_fetch_tool_result",
+    "code_execution_tool_result",
+    "bash_code_execution_tool_result",
+    "text_editor_code_execution_tool_result",
+    "tool_search_tool_result",
+    "container_upload",
+)
+
+# The block types a tool_result's content list may hold (``ToolResultBlockParam.content``).
+TOOL_RESULT_CONTENT_TYPES: tuple[str, ...] = (
+    "text",
+    "image",
+    "search_result",
+    "document",
+    "tool_reference",
+    "browser_state",
+)
+
+# A custom tool's name, as the API checks it. The API docs ("Define tools", as seen 2026-09)
+# give ``^[a-zA-Z0-9_-]{1,128}$``; older docs and errors said ``{1,64}``.
+TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,128}$"
+_TOOL_NAME = re.compile(TOOL_NAME_PATTERN)
+
+
+def is_valid_tool_name(name: object) -> bool:
+    """Whether the API accepts ``name`` as a tool's name (:data:`TOOL_NAME_PATTERN`)."""
+    # fullmatch, not match: ``$`` alone also matches before a final newline.
+    return isinstance(name, str) and _TOOL_NAME.fullmatch(name) is not None
+
+
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` can be sent: a lone surrogate (``"\\udc80"``) cannot be encoded."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _bad_unicode(value: Any, where: str) -> str | None:
+    """Where in ``value`` (a block, or a part of one) there is text that is not UTF-8."""
+    if isinstance(value, str):
+        return None if is_utf8(value) else where
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and not is_utf8(key):
+                return f"{where} (a key)"
+            found = _bad_unicode(item, f"{where}.{key}" if where else str(key))
+            if found is not None:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for n, item in enumerate(value):
+            found = _bad_unicode(item, f"{where}[{n}]")
+            if found is not None:
+                return found
+    return None
+
+
 # --- validation ----------------------------------------------------------------------------
 
 ProblemKind = Literal[
@@ -152,6 +231,10 @@ ProblemKind = Literal[
     "tool_result_orphan",
     "tool_result_after_text",
     "duplicate_tool_id",
+    "unknown_block_type",
+    "bad_tool_input",
+    "bad_tool_result_content",
+    "invalid_unicode",
 ]
 
 
@@ -164,9 +247,13 @@ class Problem:
     """Index of the offending message in the conversation."""
     detail: str
     tool_use_id: str | None = None
+    block: int | None = None
+    """Index of the offending block in the message's content, when one block is at fault."""
 
     def __str__(self) -> str:
         where = f"messages[{self.index}]"
+        if self.block is not None:
+            where += f".content[{self.block}]"
         tool = f" ({self.tool_use_id})" if self.tool_use_id else ""
         return f"{where}{tool}: {self.detail}"
 
@@ -193,9 +280,14 @@ def _check_message(i: int, message: Mapping[str, Any], *, last: bool = False) ->
     if isinstance(content, str):
         if not content.strip():
             problems.append(Problem("empty_text", i, "text content is only whitespace"))
+        if not is_utf8(content):
+            problems.append(Problem("invalid_unicode", i, _UNICODE_DETAIL.format(where="content")))
         return problems
-    for block in content:
+    for j, block in enumerate(content):
         kind = block.get("type")
+        problems.extend(_check_block(i, j, block))
+        if kind not in CONTENT_BLOCK_TYPES:
+            continue
         if _is_blank_text(block):
             problems.append(Problem("empty_text", i, "a text block is empty or only whitespace"))
         elif kind == "tool_use" and role == "user":
@@ -226,6 +318,67 @@ def _check_message(i: int, message: Mapping[str, Any], *, last: bool = False) ->
                     )
                 )
     return problems
+
+
+_UNICODE_DETAIL = (
+    "{where} holds text that is not valid Unicode (a lone surrogate, such as os.fsdecode "
+    "makes of undecodable bytes): it cannot be encoded as UTF-8, so it cannot be sent"
+)
+
+
+def _check_block(i: int, j: int, block: Mapping[str, Any]) -> list[Problem]:
+    """The problems of block ``j`` of message ``i`` on its own: its type, its shape, its text."""
+    kind = block.get("type")
+    tool_id = block.get("id") if kind == "tool_use" else block.get("tool_use_id")
+    tool_id = tool_id if isinstance(tool_id, str) else None
+    if kind not in CONTENT_BLOCK_TYPES:
+        what = "a content block has no type" if kind is None else f"unknown block type {kind!r}"
+        known = ", ".join(CONTENT_BLOCK_TYPES)
+        return [Problem("unknown_block_type", i, f"{what} (the API knows: {known})", block=j)]
+    problems: list[Problem] = []
+    if kind == "tool_use" and not isinstance(block.get("input"), dict):
+        got = "no input" if "input" not in block else type(block["input"]).__name__
+        problems.append(
+            Problem(
+                "bad_tool_input",
+                i,
+                f"tool_use input must be a JSON object (a dict), not {got}",
+                tool_id,
+                block=j,
+            )
+        )
+    if kind == "tool_result" and "content" in block:
+        wrong = _tool_result_content_problem(block["content"])
+        if wrong is not None:
+            problems.append(Problem("bad_tool_result_content", i, wrong, tool_id, block=j))
+    where = _bad_unicode(dict(block), "")
+    if where is not None:
+        problems.append(
+            Problem("invalid_unicode", i, _UNICODE_DETAIL.format(where=where), tool_id, block=j)
+        )
+    return problems
+
+
+def _tool_result_content_problem(content: Any) -> str | None:
+    """Why a tool_result's ``content`` is refused, or ``None``: a string or a list of blocks."""
+    if isinstance(content, str):
+        return None
+    if not isinstance(content, (list, tuple)):
+        return (
+            "tool_result content must be a string or a list of content blocks, "
+            f"not {type(content).__name__}"
+        )
+    for n, item in enumerate(content):
+        if not isinstance(item, Mapping) and callable(getattr(item, "model_dump", None)):
+            item = as_block(item)  # an SDK block object, sent as its JSON
+        kind = item.get("type") if isinstance(item, Mapping) else None
+        if not isinstance(item, Mapping):
+            name = type(item).__name__
+            return f"tool_result content[{n}] is not a content block (it is a Python {name})"
+        if kind not in TOOL_RESULT_CONTENT_TYPES:
+            known = ", ".join(TOOL_RESULT_CONTENT_TYPES)
+            return f"tool_result content[{n}] has type {kind!r}; a tool result holds {known}"
+    return None
 
 
 def validate(messages: Sequence[Mapping[str, Any]]) -> list[Problem]:

@@ -13,7 +13,14 @@ from hypothesis import strategies as st
 from harness import tokens
 from harness.clock import FakeClock
 from harness.model import ScriptedModel, faults, reply
-from harness.model.cache import CacheResult, PromptCache, prefix_blocks
+from harness.model.cache import (
+    DEFAULT_MINIMUM_TOKENS,
+    MINIMUM_CACHEABLE_TOKENS,
+    CacheResult,
+    PromptCache,
+    minimum_cacheable_tokens,
+    prefix_blocks,
+)
 
 MODEL = "claude-sonnet-4-5"
 Block = dict[str, Any]
@@ -486,7 +493,8 @@ def test_caches_are_per_model() -> None:
     cache = PromptCache(clock=FakeClock())
     messages = with_last_marked(conversation(3))
     first = send(cache, messages, system=BIG_SYSTEM, model="claude-sonnet-4-5")
-    other = send(cache, messages, system=BIG_SYSTEM, model="claude-opus-4-7")
+    # Opus 4.8 has Sonnet 4.5's minimum (1,024), so only the model differs.
+    other = send(cache, messages, system=BIG_SYSTEM, model="claude-opus-4-8")
     assert other.read == 0
     assert other.written == first.written
     again = send(cache, messages, system=BIG_SYSTEM, model="claude-sonnet-4-5")
@@ -592,3 +600,127 @@ def test_read_written_and_uncached_always_add_up_to_the_estimate(
         assert result.total == size(messages, system=system, tools=tools)
         assert result.explanation
         clock.advance(idle)
+
+
+# --- the minimum, per model ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "minimum"),
+    [
+        ("claude-sonnet-4-6", 1024),
+        ("claude-sonnet-4-5", 1024),
+        ("claude-opus-4-5", 4096),
+        ("claude-opus-4-6", 4096),
+        ("claude-haiku-4-5", 4096),
+        ("claude-opus-4-7", 2048),
+        ("claude-opus-4-8", 1024),
+        ("claude-opus-4-1", 1024),
+        ("claude-opus-4", 1024),
+        ("claude-sonnet-4", 1024),
+        ("claude-3-7-sonnet", 1024),
+        ("claude-3-5-haiku", 2048),
+        ("claude-3-haiku", 2048),
+        ("claude-opus-5", 512),
+    ],
+)
+def test_each_model_has_its_own_minimum_cacheable_prefix(model: str, minimum: int) -> None:
+    assert minimum_cacheable_tokens(model) == minimum
+
+
+@pytest.mark.parametrize(
+    ("model", "row"),
+    [
+        ("claude-opus-4-5-20251101", "claude-opus-4-5"),
+        ("claude-haiku-4-5-20251001", "claude-haiku-4-5"),
+        ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
+        ("claude-opus-4-20250514", "claude-opus-4"),
+        ("claude-opus-4-0", "claude-opus-4"),
+        ("claude-3-5-haiku-20241022", "claude-3-5-haiku"),
+        ("claude-3-5-haiku-latest", "claude-3-5-haiku"),
+        ("claude-3-haiku-20240307", "claude-3-haiku"),
+    ],
+)
+def test_a_dated_or_aliased_id_finds_its_models_row(model: str, row: str) -> None:
+    assert minimum_cacheable_tokens(model) == MINIMUM_CACHEABLE_TOKENS[row]
+
+
+def test_a_model_id_only_starting_like_a_known_one_is_not_taken_for_it() -> None:
+    # claude-opus-4 is 1,024 but claude-opus-4-5 is 4,096: matching is by model, not prefix.
+    assert minimum_cacheable_tokens("claude-opus-4-5") != minimum_cacheable_tokens("claude-opus-4")
+    assert minimum_cacheable_tokens("claude-opus-4-9") == DEFAULT_MINIMUM_TOKENS
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-9", "gpt-5", "", "my-fine-tune"])
+def test_an_unknown_model_falls_back_to_1024(model: str) -> None:
+    assert DEFAULT_MINIMUM_TOKENS == 1024
+    assert minimum_cacheable_tokens(model) == 1024
+
+
+def test_an_explicit_minimum_overrides_the_models() -> None:
+    messages = conversation(1)
+    system = [mark(text(3000, "medium"))]
+    for model in ("claude-opus-4-5", "claude-sonnet-4-6", "claude-opus-5"):
+        assert PromptCache(minimum_tokens=100).minimum_for(model) == 100
+        overridden = send(
+            PromptCache(clock=FakeClock(), minimum_tokens=4096),
+            messages,
+            system=system,
+            model=model,
+        )
+        assert overridden.written == 0
+        assert "below the 4,096-token minimum" in overridden.explanation
+
+
+def test_without_an_override_the_cache_uses_each_models_minimum() -> None:
+    cache = PromptCache(clock=FakeClock())
+    for model, minimum in MINIMUM_CACHEABLE_TOKENS.items():
+        assert cache.minimum_for(model) == minimum
+        assert cache.minimum_for(f"{model}-20990101") == minimum
+
+
+def test_a_2000_token_prefix_is_cached_for_sonnet_4_6_but_not_for_opus_4_5() -> None:
+    system = [mark(text(2000 - tokens.BLOCK_OVERHEAD, "a 2,000-token static prompt"))]
+    messages: list[Block] = [{"role": "user", "content": "What changed?"}]
+    used = {}
+    for model in ("claude-sonnet-4-6", "claude-opus-4-5"):
+        scripted = ScriptedModel([reply("ok")], clock=FakeClock())
+        answer = scripted.create(model=model, max_tokens=100, messages=messages, system=system)
+        used[model] = (answer.usage.cache_creation_input_tokens, scripted.requests[-1].cache)
+    written, _ = used["claude-sonnet-4-6"]
+    assert written == 2000
+    not_written, split = used["claude-opus-4-5"]
+    assert not_written == 0
+    assert split is not None
+    assert split.explanation == (
+        "prefix of 2,000 tokens is below the 4,096-token minimum: not cached"
+    )
+
+
+def test_the_explanation_names_the_minimum_it_used() -> None:
+    system = [mark(text(300, "short"))]
+    messages = conversation(1)
+    for model, minimum in (("claude-opus-5", "512"), ("claude-opus-4-7", "2,048")):
+        result = send(PromptCache(clock=FakeClock()), messages, system=system, model=model)
+        assert result.explanation == (
+            f"prefix of 303 tokens is below the {minimum}-token minimum: not cached"
+        )
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    row=st.sampled_from(sorted(MINIMUM_CACHEABLE_TOKENS)),
+    day=st.integers(min_value=20230101, max_value=20991231),
+    prefix=st.integers(min_value=tokens.BLOCK_OVERHEAD + 1, max_value=5000),
+)
+def test_a_prefix_is_cached_exactly_when_it_reaches_its_models_minimum(
+    row: str, day: int, prefix: int
+) -> None:
+    system = [mark(text(prefix - tokens.BLOCK_OVERHEAD, "static"))]
+    result = send(
+        PromptCache(clock=FakeClock()), conversation(1), system=system, model=f"{row}-{day}"
+    )
+    minimum = MINIMUM_CACHEABLE_TOKENS[row]
+    assert result.written == (prefix if prefix >= minimum else 0)
+    if prefix < minimum:
+        assert f"below the {minimum:,}-token minimum" in result.explanation

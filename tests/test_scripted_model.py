@@ -144,7 +144,8 @@ def test_a_forced_stop_reason_is_honoured(forced: Any) -> None:
 def test_input_tokens_are_the_estimate_of_the_whole_request() -> None:
     messages = [user("Read a.py and tell me what it does.")]
     system = "You are a coding agent."
-    tools = [{"name": "read_file", "description": "Read a file.", "input_schema": {}}]
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    tools = [{"name": "read_file", "description": "Read a file.", "input_schema": schema}]
     message = ask(ScriptedModel([reply("ok")]), messages, system=system, tools=tools)
     expected = tokens.estimate_request(messages, system=system, tools=tools)
     assert message.usage.input_tokens == expected

@@ -8,8 +8,10 @@ that carries ``cache_control`` (a breakpoint). On the next request:
   before it (the lookback), and then writes the prefix up to itself;
 * at most 4 breakpoints are allowed (a 5th is a 400);
 * an entry lives 5 minutes (or 1 hour with ``"ttl": "1h"``), and each read renews it;
-* a prefix shorter than the model's minimum (1,024 tokens for Sonnet and Opus 4.x) is
-  silently not cached;
+* a prefix shorter than the model's minimum is silently not cached. The minimum is per
+  model and not monotonic across generations: 1,024 tokens for Sonnet 4.5 and 4.6 (the
+  default model), 4,096 for Opus 4.5, Opus 4.6 and Haiku 4.5, 2,048 for Opus 4.7, 512 for
+  Opus 5 (the table is :data:`MINIMUM_CACHEABLE_TOKENS`);
 * any change to a block changes every prefix that contains it: the request misses from
   the first changed block on.
 
@@ -17,17 +19,20 @@ Usage then splits the prompt three ways: ``cache_read_input_tokens`` (the prefix
 ``cache_creation_input_tokens`` (from there to the last breakpoint, written now) and
 ``input_tokens`` (the rest, after the last breakpoint).
 
-Simplified, and said so: the real cache is per organisation and per model, and is
-best-effort (a hit is likely, not promised); entries here never get evicted early. Token
-counts come from ``harness.tokens``, so they add up exactly to the request's estimate.
+Simplified, and said so: the real cache is per workspace (isolated between workspaces since
+5 February 2026, between organisations before) and per model, and is best-effort (a hit is
+likely, not promised); entries here never get evicted early. Token counts come from
+``harness.tokens``, so they add up exactly to the request's estimate.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Literal
 
 from harness import tokens
@@ -37,9 +42,59 @@ from harness.model import faults
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 MAX_BREAKPOINTS = 4
 LOOKBACK_BLOCKS = 20
-# Sonnet and Opus 4.x cache prefixes of 1,024 tokens or more; some Haiku and Opus versions
-# need 2,048 or 4,096. Pass ``minimum_tokens`` for those.
+
+# The minimum cacheable prefix is data, like prices (harness.pricing): it differs by model,
+# and it changes when models do.
+MINIMUMS_AS_OF = date(2026, 9, 19)
+MINIMUMS_SOURCE = (
+    "Anthropic API docs, Prompt caching > Cache limitations, as quoted 2026-09-19 in "
+    "affaan-m/ECC#3173; Sonnet 3.7 and Haiku 3 from the same table as quoted 2026-02-21 in "
+    "anthropics/anthropic-sdk-python#1194"
+)
+
+# Model id (without its date suffix) -> the shortest prefix, in tokens, the API will cache.
+MINIMUM_CACHEABLE_TOKENS: dict[str, int] = {
+    "claude-opus-5": 512,  # documented; first only reported by users
+    "claude-fable-5": 512,
+    "claude-mythos-5": 512,
+    "claude-opus-4-8": 1024,
+    "claude-opus-4-7": 2048,
+    "claude-mythos-preview": 2048,
+    "claude-opus-4-6": 4096,
+    "claude-opus-4-5": 4096,
+    "claude-opus-4-1": 1024,
+    "claude-opus-4": 1024,
+    "claude-sonnet-5": 1024,
+    # anthropic-sdk-python#1194 reports caching from 2,048 on Sonnet 4.6 in practice (and one
+    # gateway's docs say 2,048); the API docs say 1,024, and so do we.
+    "claude-sonnet-4-6": 1024,
+    "claude-sonnet-4-5": 1024,
+    "claude-sonnet-4": 1024,
+    "claude-3-7-sonnet": 1024,
+    "claude-haiku-4-5": 4096,
+    "claude-3-5-haiku": 2048,
+    "claude-3-haiku": 2048,
+}
+
+# For a model the table does not know: the minimum of most Sonnet and Opus models.
 DEFAULT_MINIMUM_TOKENS = 1024
+
+
+def minimum_cacheable_tokens(model: str) -> int:
+    """The shortest prefix ``model`` caches, from :data:`MINIMUM_CACHEABLE_TOKENS`.
+
+    A dated id (``claude-opus-4-5-20251101``), a ``-latest`` alias and a ``-0`` alias
+    (``claude-opus-4-0``) find their model's row. A model the table does not know (newer than
+    it, or not a Claude id) gets :data:`DEFAULT_MINIMUM_TOKENS`, 1,024: a guess, not a fact.
+
+    >>> minimum_cacheable_tokens("claude-opus-4-5-20251101")
+    4096
+    """
+    name = re.sub(r"-(\d{8}|latest)$", "", model)
+    if name not in MINIMUM_CACHEABLE_TOKENS and name.endswith("-0"):
+        name = name[:-2]
+    return MINIMUM_CACHEABLE_TOKENS.get(name, DEFAULT_MINIMUM_TOKENS)
+
 
 TTL = Literal["5m", "1h"]
 
@@ -136,10 +191,12 @@ class _Entry:
 
 @dataclass
 class PromptCache:
-    """A prompt cache for one organisation: entries keyed by model and prefix digest."""
+    """A prompt cache for one workspace: entries keyed by model and prefix digest."""
 
     clock: Clock = field(default_factory=FakeClock)
-    minimum_tokens: int = DEFAULT_MINIMUM_TOKENS
+    minimum_tokens: int | None = None
+    """The shortest prefix that is cached. ``None``: each model's own minimum, from
+    :data:`MINIMUM_CACHEABLE_TOKENS`; a number overrides it for every model."""
     lookback: int = LOOKBACK_BLOCKS
     entries: dict[tuple[str, str], _Entry] = field(default_factory=dict)
     _last: dict[str, tuple[list[PrefixBlock], float, int]] = field(default_factory=dict)
@@ -174,7 +231,7 @@ class PromptCache:
         write_end = read_end
         written_1h = 0
         for mark in marks:
-            if cumulative[mark + 1] < self.minimum_tokens:
+            if cumulative[mark + 1] < self.minimum_for(model):
                 continue  # too short to cache: silently skipped, as the API does
             ttl = blocks[mark].breakpoint or "5m"
             self.entries[(model, blocks[mark].digest)] = _Entry(
@@ -198,6 +255,12 @@ class PromptCache:
             explanation=explanation,
         )
 
+    def minimum_for(self, model: str) -> int:
+        """The minimum cacheable prefix this cache applies to ``model``'s requests."""
+        if self.minimum_tokens is not None:
+            return self.minimum_tokens
+        return minimum_cacheable_tokens(model)
+
     def _explain(
         self,
         model: str,
@@ -211,7 +274,7 @@ class PromptCache:
             return "no cache_control breakpoint: nothing can be cached"
         if write_end == 0 and read_end == 0:
             size = sum(b.tokens for b in blocks[: marks[-1] + 1])
-            minimum = f"{self.minimum_tokens:,}-token minimum"
+            minimum = f"{self.minimum_for(model):,}-token minimum"
             return f"prefix of {size:,} tokens is below the {minimum}: not cached"
         head = f"read up to {blocks[read_end - 1].where}" if read_end else "nothing read"
         reason = self._why_stopped(model, blocks, marks, read_end, now)
