@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import anthropic
 import pytest
 
 from harness import messages as m
+from harness import tokens
 from harness.agent import Agent
 from harness.clock import FakeClock
 from harness.compaction.auto import MAX_CONSECUTIVE_FAILURES, AutoCompact, CircuitBreaker
@@ -67,13 +69,19 @@ def reading_agent(
     plugins: list[Plugin],
     *,
     summariser: Responder = scripted_summary,
+    first: Sequence[Step] = (),
+    system: str | None = None,
 ) -> tuple[Agent, ScriptedModel]:
+    """An agent whose model reads ``reads`` files, one a turn, after the ``first`` steps."""
     for n in range(reads):
         (tmp_path / f"f{n}.py").write_text(f"# f{n}.py\n{FILE_BODY}")
     clock = FakeClock()
     script: list[Step] = [
-        reply(f"Reading f{n}.py.", tool_calls=[tool_call("read_file", path=f"f{n}.py")])
-        for n in range(reads)
+        *first,
+        *(
+            reply(f"Reading f{n}.py.", tool_calls=[tool_call("read_file", path=f"f{n}.py")])
+            for n in range(reads)
+        ),
     ]
     model = ScriptedModel([*script, reply("Read them all.")], clock=clock)
     model.answer_when(is_compaction_request, summariser)
@@ -83,7 +91,8 @@ def reading_agent(
         workspace=tmp_path,
         clock=clock,
         plugins=plugins,
-        config=AgentConfig(max_turns=reads + 1, max_tokens=4_000),
+        system=system,
+        config=AgentConfig(max_turns=len(script) + 1, max_tokens=4_000),
     )
     return agent, model
 
@@ -302,7 +311,7 @@ def test_pinned_facts_too_big_to_fit_did_not_help_either(tmp_path: Path) -> None
     assert [type(e).__name__ for e in events] == ["Compacted", "BreakerTripped"]
     compacted, tripped = events
     assert isinstance(compacted, Compacted) and isinstance(tripped, BreakerTripped)
-    assert "put back 1 pinned facts" in compacted.detail
+    assert "put back 1 pinned fact" in compacted.detail
     assert "did not help" in tripped.reason
     assert auto.last_report is not None
     assert auto.last_report.pinned_reinjected == (pinned.facts[0].text,)
@@ -413,3 +422,165 @@ def test_the_summary_budget_shrinks_to_fit_the_room_left_at_the_threshold() -> N
     budget = ContextBudget(window=40_000, max_output=4_000)  # threshold 23,000: 17,000 left
     assert AutoCompact(budget).summary_max_tokens == 16_000
     assert AutoCompact(budget, summary_max_tokens=2_000).summary_max_tokens == 2_000
+
+
+# --- pinned facts survive every tier, not only the summary -------------------------------------
+
+RULE = "Amounts are Decimal, never float."
+CLAUDE_MD = f"# Project rules\n\n- {RULE}\n- Keep every function under 50 lines.\n"
+
+
+def rules_first_agent(
+    tmp_path: Path,
+    reads: int,
+    plugins: list[Plugin],
+    *,
+    system: str | None = None,
+) -> tuple[Agent, ScriptedModel]:
+    """``reading_agent``, but the model reads CLAUDE.md first: the rule's only copy in the
+    conversation is that old ``read_file`` result."""
+    (tmp_path / "CLAUDE.md").write_text(CLAUDE_MD)
+    first = [
+        reply("First, the project's rules.", tool_calls=[tool_call("read_file", path="CLAUDE.md")])
+    ]
+    return reading_agent(tmp_path, reads, plugins, first=first, system=system)
+
+
+def rule_pinned() -> PinnedFacts:
+    pinned = PinnedFacts()
+    pinned.add(RULE, "CLAUDE.md")
+    return pinned
+
+
+def claude_md_result(messages: list[m.MessageDict]) -> m.Block:
+    [use] = [u for x in messages for u in m.tool_uses(x) if u["input"] == {"path": "CLAUDE.md"}]
+    [result] = [r for x in messages for r in m.tool_results(x) if r["tool_use_id"] == use["id"]]
+    return result
+
+
+def texts(messages: list[m.MessageDict]) -> str:
+    """Every word of the conversation, tool results included."""
+    return "\n".join(
+        str(b.get("text", b.get("content", ""))) for x in messages for b in m.blocks(x)
+    )
+
+
+def test_without_pinned_facts_microcompact_loses_a_rule_read_from_claude_md(
+    tmp_path: Path,
+) -> None:
+    # The bug the check fixes: the rule's only copy was an old read_file result.
+    agent, _ = rules_first_agent(tmp_path, 14, [AutoCompact(BUDGET)])
+    events = run_checked(agent, "Read fourteen files.")
+    assert {e.tier for e in of_type(events, Compacted)} == {"microcompact"}
+    assert claude_md_result(agent.messages)["content"] == CLEARED
+    assert rule_pinned().missing_from(agent.messages) != []
+
+
+def test_microcompact_tier_puts_back_a_pinned_rule_it_cleared(tmp_path: Path) -> None:
+    auto = AutoCompact(BUDGET, pinned=rule_pinned())
+    agent, model = rules_first_agent(tmp_path, 14, [auto])
+
+    events = run_checked(agent, "Read fourteen files.")
+
+    compacted = of_type(events, Compacted)
+    assert compacted and {e.tier for e in compacted} == {"microcompact"}
+    assert compaction_requests(model) == []  # no summary was needed for this
+    assert claude_md_result(agent.messages)["content"] == CLEARED
+    # The first clearing took the rule's only copy, so it put the rule back and said so.
+    first, *later = compacted
+    assert first.detail.endswith("; put back 1 pinned fact")
+    assert all("pinned" not in e.detail for e in later)  # once back, it stays
+    assert first.tokens_after < THRESHOLD * (1 - auto.margin)  # it fits with the rule in it
+    # The rule is in every request sent after the clearing, once, in the pinned block.
+    after = [r for r in model.requests if CLEARED in str(r.messages)]
+    assert after
+    for request in after:
+        assert texts(request.messages).count(RULE) == 1
+    assert texts(agent.messages).count(RULE) == 1
+    assert f"Pinned facts (kept across every compaction):\n- {RULE} (from CLAUDE.md)" in texts(
+        agent.messages
+    )
+    assert rule_pinned().missing_from(agent.messages) == []
+    assert isinstance(events[-1], TurnEnded)
+
+
+@pytest.mark.parametrize("where", ["prompt", "system prompt"])
+def test_a_pinned_fact_still_present_after_microcompact_is_not_repeated(
+    tmp_path: Path, where: str
+) -> None:
+    auto = AutoCompact(BUDGET, pinned=rule_pinned())
+    system = f"Project rules: {RULE}" if where == "system prompt" else None
+    agent, _ = rules_first_agent(tmp_path, 14, [auto], system=system)
+    prompt = "Read fourteen files." + (f" {RULE}" if where == "prompt" else "")
+
+    events = run_checked(agent, prompt)
+
+    compacted = of_type(events, Compacted)
+    assert compacted and {e.tier for e in compacted} == {"microcompact"}
+    assert claude_md_result(agent.messages)["content"] == CLEARED
+    assert all("pinned" not in e.detail for e in compacted)
+    assert "Pinned facts" not in texts(agent.messages)
+    assert texts(agent.messages).count(RULE) == (1 if where == "prompt" else 0)
+
+
+def grep_conversation_with_rule() -> list[m.MessageDict]:
+    """``big_conversation`` whose first grep result is the only copy of the rule."""
+    messages = big_conversation()
+    messages[2] = m.user([m.tool_result("toolu_00", f"CLAUDE.md:3:- {RULE}\n{FILE_BODY}")])
+    return messages
+
+
+def test_the_facts_put_back_count_when_judging_whether_microcompact_fits(
+    tmp_path: Path,
+) -> None:
+    # Clearing alone would fit; clearing plus the pinned facts it must put back does not,
+    # so the tier steps aside and the summary (which puts them back as well) runs.
+    agent, model = agent_answering(tmp_path, scripted_summary)
+    agent.messages = grep_conversation_with_rule()
+    cleared = AutoCompact(BUDGET)._microcompact(agent, THRESHOLD)
+    assert cleared is not None and isinstance(cleared.event, Compacted)
+    room = THRESHOLD * (1 - AutoCompact(BUDGET).margin) - cleared.event.tokens_after
+
+    pinned = rule_pinned()
+    pinned.add("House rules: " + "always use Decimal for money; " * 1_000, "CLAUDE.md")
+    assert tokens.estimate_text(pinned.facts[1].text) > room
+    auto = AutoCompact(BUDGET, pinned=pinned)
+    rewrite = auto.before_request(agent)
+
+    assert rewrite is not None and isinstance(rewrite.event, Compacted)
+    assert rewrite.event.tier == "summary"
+    assert len(compaction_requests(model)) == 1
+    assert pinned.missing_from(rewrite.messages) == []
+
+
+def test_session_memory_tier_puts_back_the_pinned_facts_it_lost(tmp_path: Path) -> None:
+    memory = "Notes from MEMORY.md: searching the code for every step."
+
+    def from_memory(agent: BaseAgent) -> Rewrite:
+        return Rewrite([m.user(memory)], Compacted("session_memory", "threshold", 0, 0, "notes"))
+
+    agent, model = agent_answering(tmp_path, scripted_summary)
+    agent.messages = grep_conversation_with_rule()
+    before = copy.deepcopy(agent.messages)
+    auto = AutoCompact(BUDGET, keep=1_000, pinned=rule_pinned(), session_memory=from_memory)
+
+    rewrite = auto.before_request(agent)
+
+    assert rewrite is not None and isinstance(rewrite.event, Compacted)
+    assert rewrite.event.tier == "session_memory"
+    assert rewrite.event.detail == "notes; put back 1 pinned fact"
+    assert rewrite.messages == [
+        m.user(
+            [
+                m.text(memory),
+                m.text(f"Pinned facts (kept across every compaction):\n- {RULE} (from CLAUDE.md)"),
+            ]
+        )
+    ]
+    request = agent.request()
+    assert rewrite.event.tokens_after == tokens.estimate_request(
+        rewrite.messages, system=request.system, tools=request.tools
+    )
+    assert m.validate(rewrite.messages) == []
+    assert agent.messages == before  # only proposed: the loop puts it in place
+    assert compaction_requests(model) == []

@@ -21,8 +21,11 @@ from harness import messages as m
 from harness import tokens
 from harness.agent import Agent
 from harness.clock import FakeClock
+from harness.compaction.auto import AutoCompact
+from harness.compaction.context import ContextTracker
+from harness.compaction.events import Compacted
 from harness.compaction.microcompact import CLEARED, COMPACTABLE_TOOLS, microcompact
-from harness.compaction.pinned import PinnedFacts
+from harness.compaction.pinned import PinnedFact, PinnedFacts
 from harness.compaction.summary import (
     PTL_RETRY_MARKER,
     SUMMARY_PREAMBLE,
@@ -30,8 +33,10 @@ from harness.compaction.summary import (
     drop_oldest_rounds,
     is_compaction_request,
 )
+from harness.loop import BaseAgent, Rewrite
 from harness.model import ScriptedModel
 from harness.model.scripted_summary import scripted_summary
+from harness.tokens import AUTO_COMPACT_BUFFER, ContextBudget
 from tests.test_properties import conversations
 
 PROPERTY = settings(max_examples=120, deadline=None)
@@ -305,3 +310,142 @@ def test_full_compaction_leaves_one_valid_user_message(
     assert "Never push to main." in m.text_of(agent.messages[0])
     assert len(model.requests) == 1 and is_compaction_request(model.requests[0])
     assert report.messages_summarised == len(messages)
+
+
+# --- pinned facts survive every tier --------------------------------------------------------
+
+FACTS = [
+    ("Amounts are Decimal, never float.", "CLAUDE.md"),
+    ("Never push to main.", "CLAUDE.md"),
+    ("Keep every docstring under 100 characters.", "user"),
+]
+
+
+@st.composite
+def conversations_with_facts(
+    draw: st.DrawFn,
+) -> tuple[Conversation, PinnedFacts, str | None]:
+    """A coding conversation that ends on a user message (as before every request), whose
+    tool results carry pinned facts at random places; sometimes a fact is also in something
+    the user said or in the system prompt, and some pinned facts are nowhere at all."""
+    messages = draw(coding_conversations())
+    if messages[-1]["role"] != "user":
+        messages.append(m.user("Go on."))
+    facts = st.sampled_from([text for text, _ in FACTS])
+    for message in messages:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block["type"] == "tool_result" and draw(st.booleans()):
+                block["content"] = f"{BIG_RESULTS[0]}\n{draw(facts)}"  # big: worth clearing
+            elif block["type"] == "text" and message["role"] == "user" and draw(st.booleans()):
+                block["text"] += f" {draw(facts)}"
+    pinned = PinnedFacts()
+    for text, source in draw(st.lists(st.sampled_from(FACTS), unique=True)):
+        pinned.add(text, source)
+    system = draw(st.none() | facts.map(lambda fact: f"Project rules:\n- {fact}"))
+    assert m.validate(messages) == []
+    return messages, pinned, system
+
+
+def pinned_block(facts: list[PinnedFact]) -> m.Block:
+    listing = "\n".join(f"- {f.text} (from {f.source})" for f in facts)
+    return m.text(f"Pinned facts (kept across every compaction):\n{listing}")
+
+
+@PROPERTY
+@given(conversations_with_facts(), st.booleans())
+def test_putting_back_adds_exactly_the_missing_facts_at_the_end(
+    case: tuple[Conversation, PinnedFacts, str | None], end_on_assistant: bool
+) -> None:
+    messages, pinned, system = case
+    if end_on_assistant and len(messages) > 1 and not m.tool_uses(messages[-2]):
+        messages = messages[:-1]  # a reply with no tool call may end a conversation too
+    before = copy.deepcopy(messages)
+    missing = pinned.missing_from(messages, system=system)
+
+    kept = pinned.put_back(messages, system=system)
+
+    assert messages == before  # the input and its messages are untouched
+    assert list(kept.facts) == missing
+    assert pinned.missing_from(kept.messages, system=system) == []
+    assert m.validate(kept.messages) == []
+    if not missing:
+        assert kept.messages == messages and kept.detail == ""
+        return
+    assert kept.detail == f"put back {len(missing)} pinned fact{'' if len(missing) == 1 else 's'}"
+    last = kept.messages[-1]
+    assert last["role"] == "user" and m.blocks(last)[-1] == pinned_block(missing)
+    if messages[-1]["role"] == "user":  # joined to it: everything before is as it was
+        assert kept.messages[:-1] == messages[:-1]
+        assert m.blocks(last)[:-1] == m.blocks(messages[-1])
+    else:  # a user message of its own
+        assert kept.messages[:-1] == messages and m.blocks(last) == [pinned_block(missing)]
+
+
+MEMORY_NOTE = "Notes from session memory: the work so far."
+
+
+@SLOW_PROPERTY
+@given(conversations_with_facts(), st.integers(0, 6) | st.just(1_000), st.data())
+def test_after_any_tier_every_pinned_fact_is_in_the_context(
+    workspace: Path,
+    case: tuple[Conversation, PinnedFacts, str | None],
+    keep: int,
+    data: st.DataObject,
+) -> None:
+    messages, pinned, system = case
+    remembered = data.draw(st.lists(st.sampled_from([t for t, _ in FACTS]), unique=True))
+    memory = [m.user(" ".join([MEMORY_NOTE, *remembered]))]
+
+    def session_memory(agent: BaseAgent) -> Rewrite:
+        event = Compacted("session_memory", "threshold", 0, 0, "from memory")
+        return Rewrite(copy.deepcopy(memory), event)
+
+    model = ScriptedModel()  # no script: only a compaction request may be sent
+    model.answer_when(is_compaction_request, scripted_summary)
+    agent = Agent(model, workspace=workspace, clock=FakeClock(), system=system)
+    agent.messages = copy.deepcopy(messages)
+    # A budget whose threshold is where the conversation stands: over it, some tier must act.
+    size = ContextTracker().size(agent)
+    budget = ContextBudget(window=size + 4_000 + AUTO_COMPACT_BUFFER, max_output=4_000)
+    with_memory = data.draw(st.booleans())
+    auto = AutoCompact(
+        budget, pinned=pinned, keep=keep, session_memory=session_memory if with_memory else None
+    )
+
+    rewrite = auto.before_request(agent)
+
+    assert rewrite is not None and isinstance(rewrite.event, Compacted)
+    assert agent.messages == messages  # only proposed
+    assert m.validate(rewrite.messages) == []
+    assert pinned.missing_from(rewrite.messages, system=system) == []
+    event = rewrite.event
+    if event.tier == "summary":
+        assert auto.last_report is not None
+        lost = list(auto.last_report.pinned_reinjected)
+    else:
+        # What the tier made on its own, and what the check then added at its end.
+        proposed = (
+            microcompact(messages, keep=keep).messages if event.tier == "microcompact" else memory
+        )
+        missing = pinned.missing_from(proposed, system=system)
+        lost = [f.text for f in missing]
+        if missing:
+            assert rewrite.messages[:-1] == proposed[:-1]
+            assert m.blocks(rewrite.messages[-1]) == [
+                *m.blocks(proposed[-1]),
+                pinned_block(missing),
+            ]
+            # The size it reports is the size with the facts in it.
+            assert event.tokens_after == tokens.estimate_request(rewrite.messages, system=system)
+        else:
+            assert rewrite.messages == proposed
+    if lost:
+        assert event.detail.endswith(
+            f"; put back {len(lost)} pinned fact{'' if len(lost) == 1 else 's'}"
+        )
+    else:
+        assert "pinned" not in event.detail
+    # A fact put back was missing: none already in the context is said twice by the check.
+    for fact in pinned.facts:
+        in_block = f"- {fact.text} (from {fact.source})" in m.text_of(rewrite.messages[-1])
+        assert in_block == (fact.text in lost)

@@ -10,6 +10,11 @@ soon as the context is back under it:
 3. full compaction: a summary written by the model.
 
 Each tier only proposes a new conversation (a ``Rewrite``); the loop puts it in place.
+Whichever tier proposes it, the pinned facts (``pinned=``) are checked on it the way the
+summary checks them (``PinnedFacts.put_back``): a fact in neither the new conversation nor the
+system prompt goes back at its end, *before* the tier is judged (so the room the facts take
+counts), and the tier's event says so. Clearing an old ``read_file`` of CLAUDE.md is enough
+to lose a rule; the check is what puts it back.
 
 A circuit breaker stops all this after 3 failures in a row (Claude Code's number), and at
 once when a compaction "did not help": it left the context above the threshold less a
@@ -22,7 +27,7 @@ which never runs ``before_request``, so it can never trigger an auto-compaction 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from anthropic.types import Message
 
@@ -30,7 +35,7 @@ from harness import messages as m
 from harness.compaction.context import ContextTracker, context_size
 from harness.compaction.events import BreakerTripped, Compacted, CompactionFailed
 from harness.compaction.microcompact import KEEP_RECENT, microcompact
-from harness.compaction.pinned import PinnedFacts
+from harness.compaction.pinned import PinnedFacts, PutBack
 from harness.compaction.summary import (
     SUMMARY_MAX_TOKENS,
     CompactionError,
@@ -79,6 +84,11 @@ def default_summary_budget(budget: ContextBudget) -> int:
     4K output: 16K).
     """
     return min(SUMMARY_MAX_TOKENS, budget.window - budget.auto_compact_threshold - 1_000)
+
+
+def _joined(detail: str, kept: PutBack) -> str:
+    """A tier's detail, and what the pinned-fact check put back, if anything."""
+    return "; ".join(part for part in (detail, kept.detail) if part)
 
 
 SessionMemoryTier = Callable[[BaseAgent], Rewrite | None]
@@ -142,6 +152,15 @@ class AutoCompact(Plugin):
         after = context_size(messages, system=request.system, tools=request.tools)
         return after if after < self.threshold * (1 - self.margin) else None
 
+    def _put_back(self, agent: BaseAgent, messages: list[m.MessageDict]) -> PutBack:
+        """The pinned-fact check on a tier's conversation, against the agent's system prompt.
+
+        Every fact missing from the result goes back, as after a summary, not only the ones
+        the tier itself removed: one rule for every tier, so whichever tier ran, every pinned
+        fact is in the context afterwards.
+        """
+        return self.pinned.put_back(messages, system=agent.request().system)
+
     def _microcompact(self, agent: BaseAgent, size: int) -> Rewrite | None:
         """Clear old results if that alone brings the context clearly under the threshold.
 
@@ -149,20 +168,31 @@ class AutoCompact(Plugin):
         it was, so the summary request still reads its whole prefix from cache (a cleared
         result early on would make it miss from there). And clearing only just under the
         threshold would leave the next request over it again, clearing one or two results
-        per turn and breaking the cache every time.
+        per turn and breaking the cache every time. A pinned fact whose only copy was in a
+        cleared result is put back first, and counts towards the size.
         """
         result = microcompact(agent.messages, keep=self.keep)
-        if not result.cleared or (after := self._fits(agent, result.messages)) is None:
+        if not result.cleared:
             return None
-        event = Compacted("microcompact", "threshold", size, after, result.detail)
-        return Rewrite(result.messages, event)
+        kept = self._put_back(agent, result.messages)
+        if (after := self._fits(agent, kept.messages)) is None:
+            return None
+        event = Compacted("microcompact", "threshold", size, after, _joined(result.detail, kept))
+        return Rewrite(kept.messages, event)
 
     def _session_memory(self, agent: BaseAgent) -> Rewrite | None:
-        """Tier 2's conversation, under the same rule: kept only if clearly under."""
+        """Tier 2's conversation, pinned facts checked, under the same rule: kept only if
+        clearly under. Facts put back are added to its event (a ``Compacted``)."""
         rewrite = self.session_memory(agent) if self.session_memory is not None else None
-        if rewrite is None or self._fits(agent, rewrite.messages) is None:
+        if rewrite is None:
             return None
-        return rewrite
+        kept = self._put_back(agent, rewrite.messages)
+        if (after := self._fits(agent, kept.messages)) is None:
+            return None
+        event = rewrite.event
+        if kept.facts and isinstance(event, Compacted):
+            event = replace(event, tokens_after=after, detail=_joined(event.detail, kept))
+        return Rewrite(kept.messages, event)
 
     def _summarise(self, agent: BaseAgent) -> Rewrite | None:
         try:

@@ -1,17 +1,27 @@
 """Pinned facts: what must survive every compaction, checked word for word.
 
 They answer the most common complaint about compaction ("it forgot the rules"): rules from
-CLAUDE.md, constraints the user stated, open tasks. After a compaction each one is looked for
-in the new context and the system prompt; a missing one is put back, and the report says so.
+CLAUDE.md, constraints the user stated, open tasks. After a compaction, whichever tier made
+it (microcompact, session memory or the summary), each one is looked for in the new context
+and the system prompt; a missing one is put back (:meth:`PinnedFacts.put_back`), and the
+compaction's report or event says so.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness import messages as m
+
+PINNED_HEADING = "Pinned facts (kept across every compaction):"
+
+
+def put_back_detail(count: int) -> str:
+    """How a compaction's report or event says that ``count`` facts were put back."""
+    return f"put back {count} pinned fact{'' if count == 1 else 's'}"
 
 
 @dataclass(frozen=True)
@@ -23,6 +33,22 @@ class PinnedFact:
 
 def _normalise(text: str) -> str:
     return " ".join(text.lower().split())
+
+
+@dataclass(frozen=True)
+class PutBack:
+    """A proposed new conversation after the pinned-fact check."""
+
+    messages: list[m.MessageDict]
+    """The conversation, with the missing facts in a block at its end (a new list; the input
+    and its messages are untouched)."""
+    facts: tuple[PinnedFact, ...]
+    """The facts that were missing and were put back, in the order they were pinned."""
+
+    @property
+    def detail(self) -> str:
+        """What was put back, in a few words, for a compaction's event ("" for nothing)."""
+        return put_back_detail(len(self.facts)) if self.facts else ""
 
 
 @dataclass
@@ -56,3 +82,35 @@ class PinnedFacts:
             parts += [str(block.get("text", "")) for block in system]
         haystack = _normalise("\n".join(parts))
         return [f for f in self.facts if _normalise(f.text) not in haystack]
+
+    def put_back(
+        self,
+        conversation: Sequence[m.MessageDict],
+        *,
+        system: str | Sequence[Mapping[str, Any]] | None = None,
+    ) -> PutBack:
+        """``conversation`` with every fact it and ``system`` lack put back, in one text block.
+
+        The check every compaction tier runs on the conversation it proposes: every fact
+        :meth:`missing_from` finds goes back, not only one that was there before the tier and
+        is gone after it. One rule for every tier, so "after a compaction, every pinned fact is
+        in the context" holds whichever tier ran; a fact already missing before (pinned but
+        never said, or lost to a compaction that ran without these facts) is just as absent
+        from what the model sees, and the compaction is where the check runs.
+
+        The block goes at the end of the last message when it is a user message (as it is
+        before every request: text after ``tool_result`` blocks is valid), else in a new user
+        message. The input list and its messages are not changed: the last message is copied
+        first (a deep copy, as ``microcompact`` copies a message it changes).
+        """
+        lost = self.missing_from(conversation, system=system)
+        out = list(conversation)
+        if lost:
+            listing = "\n".join(f"- {f.text} (from {f.source})" for f in lost)
+            block = m.text(f"{PINNED_HEADING}\n{listing}")
+            if out and out[-1]["role"] == "user":
+                last = copy.deepcopy(out[-1])
+                out[-1] = {**last, "content": [*m.blocks(last), block]}
+            else:
+                out.append(m.user([block]))
+        return PutBack(out, tuple(lost))

@@ -32,7 +32,7 @@ import anthropic
 from harness import messages as m
 from harness import tokens
 from harness.compaction.events import Compacted
-from harness.compaction.pinned import PinnedFacts
+from harness.compaction.pinned import PinnedFacts, put_back_detail
 from harness.compaction.reinject import recently_read_files, reinject_files
 from harness.events import HookReported, describe_failure
 from harness.loop import BaseAgent, ModelRequest, Rewrite
@@ -120,7 +120,7 @@ class CompactionReport:
         if self.reinjected_files:
             out += f"; re-read {len(self.reinjected_files)} files"
         if self.pinned_reinjected:
-            out += f"; put back {len(self.pinned_reinjected)} pinned facts"
+            out += f"; {put_back_detail(len(self.pinned_reinjected))}"
         return out
 
     def rewrite(self, trigger: str) -> Rewrite:
@@ -267,13 +267,10 @@ def summarise(
     new_blocks += [
         m.text(f"Contents of {path} (read again after compaction):\n{text}") for path, text in files
     ]
-    lost = (pinned or PinnedFacts()).missing_from([m.user(new_blocks)], system=base.system)
-    if lost:
-        listing = "\n".join(f"- {f.text} (from {f.source})" for f in lost)
-        new_blocks.append(m.text(f"Pinned facts (kept across every compaction):\n{listing}"))
+    kept = (pinned or PinnedFacts()).put_back([m.user(new_blocks)], system=base.system)
+    new = kept.messages
     if trigger != "manual":
-        new_blocks.append(m.text(CONTINUE))
-    new = [m.user(new_blocks)]
+        new = [m.user([*m.blocks(new[0]), m.text(CONTINUE)])]
     report = CompactionReport(
         trigger=trigger,
         tokens_before=before,
@@ -283,7 +280,7 @@ def summarise(
         attempts=attempts,
         summary=summary,
         reinjected_files=tuple(path for path, _ in files),
-        pinned_reinjected=tuple(f.text for f in lost),
+        pinned_reinjected=tuple(f.text for f in kept.facts),
         summary_request_cache_read=reply.usage.cache_read_input_tokens or 0,
         messages=new,
     )
