@@ -28,7 +28,8 @@ class Agent(BaseAgent):
 
     ``tools`` is a list of tools (or a ``ToolRegistry``): they run in ``workspace`` (the
     current directory if not given), under ``permissions`` (the default mode if not given),
-    asking ``approver`` when a rule says ask, with the tool ``hooks`` and result ``storage``.
+    asking ``approver`` when a rule says ask, with the tool ``hooks`` and result ``storage``
+    (a temporary folder of its own if not given: oversized results are always stored).
     The rest are :class:`~harness.loop.BaseAgent`'s. ``agent.tools`` is the runner.
     """
 
@@ -61,7 +62,7 @@ class Agent(BaseAgent):
             permissions=permissions or Permissions(workspace=space),
             approver=approver,
             hooks=hooks or Hooks(),
-            storage=storage,
+            storage=storage or ResultStorage(),
         )
         super().__init__(
             model,

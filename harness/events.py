@@ -128,6 +128,15 @@ class MaxTurnsReached(Event):
 
 
 @dataclass(frozen=True)
+class PromptRefused(Event):
+    reason: str
+    """Why the prompt was not sent; the conversation was left as it was."""
+
+    def __str__(self) -> str:
+        return f"■ prompt refused: {self.reason}"
+
+
+@dataclass(frozen=True)
 class RewriteRefused(Event):
     plugin: str
     """The plugin whose ``before_request`` returned the conversation."""

@@ -35,6 +35,7 @@ from harness.events import (
     HookReported,
     MaxTurnsReached,
     ModelCalled,
+    PromptRefused,
     RewriteRefused,
     TurnEnded,
     describe_failure,
@@ -195,6 +196,9 @@ class BaseAgent:
     def run(self, prompt: str) -> Iterator[Event]:
         """Answer ``prompt``: call the model and run its tools until it stops. Yields events."""
         with self._one_run_at_a_time():
+            if (problem := prompt_problem(prompt)) is not None:
+                yield PromptRefused(problem)  # sent, it would make every later request a 400
+                return
             self._add_prompt(prompt)
             for turn in range(1, self.config.max_turns + 1):
                 yield from self._before_request()  # compaction plugs in here
@@ -282,9 +286,13 @@ class BaseAgent:
             except Exception as error:
                 yield HookReported("Stop", "", "failed", describe_failure(hook, error))
                 continue
-            if reason:
-                yield HookReported("Stop", "", "continued", reason)
-                return reason
+            if not reason:  # None or "": the turn may end
+                continue
+            if problem := prompt_problem(reason):
+                yield HookReported("Stop", "", "ignored", f"its reason was refused: {problem}")
+                continue
+            yield HookReported("Stop", "", "continued", reason)
+            return reason
         return None
 
     # -- helpers -----------------------------------------------------------------------------
@@ -324,6 +332,22 @@ class BaseAgent:
                 for u in m.tool_uses(last)
             ]
             self.messages.append(m.user(results))
+
+
+def prompt_problem(text: object) -> str | None:
+    """Why ``text`` cannot be sent as a user's words, or None if it can.
+
+    The API refuses a text block that is empty or only whitespace, and JSON that is not valid
+    Unicode; once such a block is in the conversation, every later request is refused too.
+    So it is stopped at the edge, where a person can be told.
+    """
+    if not isinstance(text, str):
+        return f"a prompt is text, not {type(text).__name__}"
+    if not text.strip():
+        return "it is empty or only whitespace, which the API refuses"
+    if not m.is_utf8(text):
+        return "it is not valid Unicode text (it has a lone surrogate)"
+    return None
 
 
 def _layer(

@@ -196,6 +196,15 @@ def is_utf8(text: str) -> bool:
     return True
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD, so that it can be sent (a tool's
+    output may carry them: ``os.fsdecode`` turns a file name's undecodable bytes into them)."""
+    return text if is_utf8(text) else _SURROGATE.sub("\ufffd", text)
+
+
 def _bad_unicode(value: Any, where: str) -> str | None:
     """Where in ``value`` (a block, or a part of one) there is text that is not UTF-8."""
     if isinstance(value, str):

@@ -41,6 +41,7 @@ CHAPTER: dict[str, int] = {
     "harness.tools.workspace": 2,
     "harness.tools.base": 2,
     "harness.tools.shell": 2,
+    "harness.tools.sandbox": 2,
     "harness.tools.builtins": 2,
     "harness.tools.permissions": 2,
     "harness.tools.hooks": 2,

@@ -260,26 +260,26 @@ def test_empty_output_says_the_tool_completed_with_no_output(tmp_path: Path) -> 
 
 def test_oversized_output_is_spilled_to_storage_with_a_preview(tmp_path: Path) -> None:
     big = "".join(f"line {i}\n" for i in range(200))
-    space = Workspace(tmp_path)
-    r, _ = runner(tmp_path, [echo], storage=ResultStorage(space, threshold=500, preview=100))
+    storage = ResultStorage(tmp_path / "results", threshold=500, preview=100)
+    r, _ = runner(tmp_path, [echo], storage=storage)
 
     _, (result,) = drive(r.run([use("toolu_big", "echo", text=big)]))
 
     content = result["content"]
     assert content.startswith("<persisted-output>")
-    assert "Full output saved to: .tool-results/toolu_big.txt" in content
+    assert "Full output saved to: @tool-results/toolu_big.txt" in content
     assert "line 0\nline 1\n" in content
     assert "line 199" not in content
-    assert (tmp_path / ".tool-results" / "toolu_big.txt").read_text() == big
+    assert storage.read("toolu_big") == big
 
 
 def test_small_output_is_not_spilled(tmp_path: Path) -> None:
-    r, _ = runner(tmp_path, [echo], storage=ResultStorage(Workspace(tmp_path), threshold=500))
+    r, _ = runner(tmp_path, [echo], storage=ResultStorage(tmp_path / "results", threshold=500))
 
     _, (result,) = drive(r.run([use("toolu_1", "echo", text="short")]))
 
     assert result["content"] == "short"
-    assert not (tmp_path / ".tool-results").exists()
+    assert not (tmp_path / "results").exists()
 
 
 def test_a_denied_call_is_an_error_and_the_tool_does_not_run(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from harness.tools.permissions import (
     Approval,
     ApprovalRequest,
     Approver,
+    Mode,
     Permissions,
     Rule,
     deny_all,
@@ -276,14 +277,19 @@ def test_an_ampersand_in_a_redirection_is_not_a_separator(git: Permissions) -> N
 def test_a_command_substitution_always_asks(git: Permissions, command: str) -> None:
     assert decide(git, "bash", command=command) == (
         "ask",
-        "command substitution cannot be checked part by part",
+        "command substitution cannot be checked part by part (asks in every mode)",
     )
 
 
-def test_a_command_substitution_runs_in_bypass_mode_as_everything_else_does() -> None:
-    perms = Permissions(mode="bypass")
+@pytest.mark.parametrize("mode", ["default", "accept_edits", "bypass"])
+def test_a_command_substitution_asks_in_every_mode_even_bypass(mode: Mode) -> None:
+    perms = Permissions(mode=mode)
 
-    assert decide(perms, "bash", command="echo $(whoami)")[0] == "allow"
+    assert decide(perms, "bash", command="echo $(cat .env)")[0] == "ask"
+
+
+def test_a_command_substitution_is_denied_in_plan_mode_like_any_command() -> None:
+    assert decide(Permissions(mode="plan"), "bash", command="echo $(cat .env)")[0] == "deny"
 
 
 def test_a_deny_rule_matching_the_whole_command_beats_a_substitution() -> None:

@@ -18,6 +18,8 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from harness.clock import Clock, RealClock
+from harness.messages import TOOL_NAME_PATTERN, is_valid_tool_name
+from harness.tools.storage import ResultStorage
 from harness.tools.workspace import Workspace
 
 InputT = TypeVar("InputT", bound=BaseModel)
@@ -45,11 +47,13 @@ class ToolError(Exception):
 
 @dataclass
 class ToolContext:
-    """What a tool may use besides its input: the workspace, the clock, its own call id."""
+    """What a tool may use besides its input: the workspace, the clock, its own call id, and
+    the storage of big results (to read one back)."""
 
     workspace: Workspace
     clock: Clock = field(default_factory=RealClock)
     tool_use_id: str = ""
+    storage: ResultStorage | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,14 @@ class Tool(Generic[InputT]):
     spill: bool = True
     """Whether an oversized result is moved to storage. Off for the tool that reads it back
     (else reading a stored result would store it again; Claude Code exempts Read too)."""
+
+    def __post_init__(self) -> None:
+        # The API refuses a whole request for one bad name (400): refuse the tool here instead.
+        if not is_valid_tool_name(self.name):
+            raise ValueError(
+                f"tool name {self.name!r} is not one the API accepts: it must match "
+                f"{TOOL_NAME_PATTERN} (letters, digits, _ and -, 1 to 128 characters)"
+            )
 
     def definition(self) -> dict[str, Any]:
         """The tool as the API takes it in ``tools=[...]`` (a fresh dict: callers may edit it)."""

@@ -11,32 +11,52 @@ documentation); each constant says which tool it comes from.
 from __future__ import annotations
 
 import os
-import re
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 
+import re2  # google-re2: linear-time matching, see grep
 from pydantic import Field
 
 from harness.tools.base import Tool, ToolContext, ToolError, ToolInput, tool
 from harness.tools.shell import bash
+from harness.tools.storage import STORED_PREFIX
 
 # Claude Code's Read tool: 2000 lines by default, lines cut at 2000 characters, files over
 # 256 KB refused unless a window (offset/limit) is asked for.
 READ_DEFAULT_LIMIT = 2000
 READ_MAX_LINE_CHARS = 2000
 READ_MAX_FILE_BYTES = 256 * 1024
+# Claude Code's Read refuses to return more than 25,000 tokens at once (observed); this one
+# stops at about that many characters' worth (4 a token) and says where to read on.
+READ_MAX_OUTPUT_CHARS = 100_000
 # A NUL byte in the first 8 KiB means binary: the same sniff git and GNU grep use.
 BINARY_SNIFF_BYTES = 8192
 # Claude Code's Glob returns at most 100 paths; its Grep's head_limit plays the same role.
 GLOB_MAX_RESULTS = 100
 GREP_DEFAULT_HEAD_LIMIT = 100
+# Our choice: grep searches the first million characters of a line (ripgrep has no limit, but
+# it does not hold a whole line as one Python string); memory stays bounded on any file.
+GREP_MAX_LINE_CHARS = 1_000_000
 
 
 def _resolve(context: ToolContext, path: str) -> tuple[Path, str]:
     """The real path and the path to show the model; a path outside becomes a ToolError."""
     try:
         return context.workspace.resolve(path), context.workspace.relative(path)
-    except (PermissionError, ValueError) as error:  # PathEscape, or a NUL byte in the path
+    except (PermissionError, ValueError) as error:  # PathEscape, BadPath
+        raise ToolError(str(error)) from None
+
+
+def _resolve_readable(context: ToolContext, path: str) -> tuple[Path, str]:
+    """Like :func:`_resolve`, and ``@tool-results/<id>.txt`` names a stored result."""
+    if not path.startswith(STORED_PREFIX):
+        return _resolve(context, path)
+    if context.storage is None:
+        raise ToolError(f"{path} is a stored result, and this session stores none")
+    try:
+        return context.storage.path_of(path), path
+    except OSError as error:
         raise ToolError(str(error)) from None
 
 
@@ -45,12 +65,30 @@ def _is_binary(path: Path) -> bool:
         return b"\0" in f.read(BINARY_SNIFF_BYTES)
 
 
-def _clip(line: str) -> str:
-    if len(line) <= READ_MAX_LINE_CHARS:
-        return line
-    return (
-        line[:READ_MAX_LINE_CHARS] + f"… [line cut: {len(line) - READ_MAX_LINE_CHARS} more chars]"
-    )
+def _clip(line: str, cut: int = 0) -> str:
+    """A line for display: at most READ_MAX_LINE_CHARS, saying how much was left out."""
+    if len(line) > READ_MAX_LINE_CHARS:
+        line, cut = line[:READ_MAX_LINE_CHARS], cut + len(line) - READ_MAX_LINE_CHARS
+    return line + f"… [line cut: {cut} more chars]" if cut else line
+
+
+def _lines(f: TextIO, max_chars: int) -> Iterator[tuple[str, int]]:
+    """Each line of ``f`` without its newline, cut at ``max_chars``, and how many characters
+    were cut. A line is never read whole into memory: a 1 GB file with no newline costs
+    ``max_chars``, not 1 GB."""
+    while line := f.readline(max_chars + 1):
+        if line.endswith("\n"):
+            yield line[:-1], 0
+        elif len(line) <= max_chars:
+            yield line, 0  # the last line, with no newline
+        else:
+            cut = len(line) - max_chars
+            while rest := f.readline(65_536):  # skip the rest of the line, a chunk at a time
+                if rest.endswith("\n"):
+                    cut += len(rest) - 1
+                    break
+                cut += len(rest)
+            yield line[:max_chars], cut
 
 
 def _read_text(real: Path, rel: str) -> str:
@@ -87,7 +125,7 @@ def read_file(args: ReadFileInput, context: ToolContext) -> str:
     files are refused. The line numbers are not part of the file: leave them out of
     edit_file's old_string. If the output says more lines follow, call again with the
     offset it gives."""
-    real, rel = _resolve(context, args.path)
+    real, rel = _resolve_readable(context, args.path)
     if real.is_dir():
         raise ToolError(f"{rel} is a directory, not a file; use glob to list what is in it")
     if not real.is_file():
@@ -113,23 +151,29 @@ def _read_window(real: Path, rel: str, offset: int | None, limit: int | None) ->
     start = offset or 1
     limit = limit or READ_DEFAULT_LIMIT
     shown: list[str] = []
+    size_so_far = 0
     last = 0
-    more = False
+    more = full = False
     # Text mode reads "\n", "\r\n" and "\r" endings alike, the same line numbers grep reports.
     with real.open(encoding="utf-8", errors="replace") as f:
-        for last, line in enumerate(f, start=1):
+        for last, (line, cut) in enumerate(_lines(f, READ_MAX_LINE_CHARS), start=1):
             if last >= start + limit:
                 more = True
                 break
             if last >= start:
-                text = _clip(line.rstrip("\n"))
-                shown.append(f"{last:>6}\t{text}")
+                entry = f"{last:>6}\t{_clip(line, cut)}"
+                if size_so_far + len(entry) > READ_MAX_OUTPUT_CHARS - 300:  # room for the note
+                    more = full = True
+                    break
+                shown.append(entry)
+                size_so_far += len(entry) + 1
     if not shown:
         return f"{rel} has only {last} lines; offset {start} is past the end."
     end = start + len(shown) - 1
     if more:
+        why = f" (a read returns at most {READ_MAX_OUTPUT_CHARS:,} characters)" if full else ""
         shown.append(
-            f"\n[Showing lines {start}-{end} of {rel}; more lines follow. "
+            f"\n[Showing lines {start}-{end} of {rel}{why}; more lines follow. "
             f"Call read_file with offset={end + 1} to read on.]"
         )
     return "\n".join(shown)
@@ -255,11 +299,13 @@ def glob(args: GlobInput, context: ToolContext) -> str:
 
 
 class GrepInput(ToolInput):
-    pattern: str = Field(description=r'A Python regular expression, e.g. "def \w+\(" or "TODO".')
+    pattern: str = Field(
+        description=r'A regular expression (RE2 syntax, as ripgrep\'s), e.g. "def \w+\(" or "TODO".'
+    )
     path: str | None = Field(
         default=None,
-        description="A file or directory to search, relative to the workspace root. "
-        "Default: the whole workspace.",
+        description="A file or directory to search, relative to the workspace root (or a "
+        "stored result, @tool-results/...). Default: the whole workspace.",
     )
     glob: str | None = Field(
         default=None, description='Only search files whose path matches, e.g. "*.py".'
@@ -276,8 +322,8 @@ class GrepInput(ToolInput):
 
 
 def _hidden(relative: Path) -> bool:
-    """Dot-files and dot-directories (``.git``, ``.tool-results``) are skipped unless asked
-    for, as ripgrep does by default: stored outputs and VCS internals are not project code."""
+    """Dot-files and dot-directories (``.git``, ``.venv``) are skipped unless asked for, as
+    ripgrep does by default: VCS internals and environments are not project code."""
     return any(part.startswith(".") for part in relative.parts)
 
 
@@ -294,60 +340,89 @@ def _files_under(context: ToolContext, base: Path) -> list[tuple[str, Path]]:
     for path in candidates:
         try:
             real = context.workspace.resolve(path)
-        except PermissionError:
+        except (PermissionError, ValueError):  # outside, hard-linked, or an unusable name
             continue
         if real.is_file():
             files.append((path.relative_to(context.workspace.root).as_posix(), real))
     return sorted(files)
 
 
+def compile_pattern(pattern: str, *, case_insensitive: bool = False) -> Any:
+    """``pattern`` compiled by RE2, or a ToolError that says what is wrong with it.
+
+    Why RE2 and not Python's ``re``: ``re`` backtracks, and a pattern such as ``(a+)+$`` on a
+    line of 40 ``a`` and a ``!`` takes it minutes (each extra ``a`` doubles the time); a model
+    can write such a pattern by accident, and grep would hang the run. RE2 (Google's engine,
+    the ``google-re2`` package) matches in time linear in the text, whatever the pattern.
+    Claude Code's Grep is ripgrep, whose default engine makes the same promise, with the same
+    price: no backreferences (``\1``) and no lookaround (``(?=...)``, ``(?<=...)``).
+    """
+    options = re2.Options()
+    options.log_errors = False  # the error goes back to the model, not to stderr
+    options.case_sensitive = not case_insensitive
+    try:
+        return re2.compile(pattern, options=options)
+    except re2.error as error:
+        reason = (
+            error.args[0].decode() if error.args and isinstance(error.args[0], bytes) else error
+        )
+        raise ToolError(
+            f"invalid regular expression {pattern!r}: {reason}. The syntax is RE2's (as "
+            "ripgrep's): no backreferences or lookaround"
+        ) from None
+
+
 @tool(GrepInput, read_only=True)
 def grep(args: GrepInput, context: ToolContext) -> str:
-    """Search file contents with a Python regular expression. By default lists the files
-    that match; output_mode "content" shows the matching lines (path:line_number:line) and
-    "count" the number of matching lines per file. Narrow the search with path (a file or a
-    directory) and glob (e.g. "*.py"). Binary files are skipped. Results are sorted by path,
-    at most head_limit (default 100) lines. Use glob to find files by name."""
-    try:
-        regex = re.compile(args.pattern, re.IGNORECASE if args.case_insensitive else 0)
-    except re.error as error:
-        raise ToolError(f"invalid regular expression {args.pattern!r}: {error}") from None
-    base, rel_base = _resolve(context, args.path or ".")
-    if not base.exists():
-        raise ToolError(f"path not found: {rel_base}")
+    """Search file contents with a regular expression (RE2 syntax, as ripgrep: no
+    backreferences or lookaround). By default lists the files that match; output_mode
+    "content" shows the matching lines (path:line_number:line) and "count" the number of
+    matching lines per file. Narrow the search with path (a file or a directory) and glob
+    (e.g. "*.py"). Binary files are skipped. Results are sorted by path, at most head_limit
+    (default 100) lines. Use glob to find files by name."""
+    regex = compile_pattern(args.pattern, case_insensitive=args.case_insensitive)
+    path = args.path or "."
+    if path.startswith(STORED_PREFIX):
+        real, rel = _resolve_readable(context, path)
+        files = [(rel, real)]
+    else:
+        base, rel_base = _resolve(context, path)
+        if not base.exists():
+            raise ToolError(f"path not found: {rel_base}")
+        files = _files_under(context, base)
     file_glob = args.glob.removeprefix("**/") if args.glob else None
     results: list[str] = []
-    for rel, real in _files_under(context, base):
+    total = 0  # result lines found; only the first head_limit are kept in memory
+    for rel, real in files:
         if file_glob and not PurePosixPath(rel).match(file_glob):
             continue
         try:
             if _is_binary(real):
                 continue
+            hits = 0
             with real.open(encoding="utf-8", errors="replace") as f:
-                hits = [
-                    (n, line.rstrip("\n"))
-                    for n, line in enumerate(f, start=1)
-                    if regex.search(line)
-                ]
+                for n, (line, cut) in enumerate(_lines(f, GREP_MAX_LINE_CHARS), start=1):
+                    if regex.search(line) is None:
+                        continue
+                    hits += 1
+                    if args.output_mode == "content":
+                        total += 1
+                        if len(results) < args.head_limit:
+                            results.append(f"{rel}:{n}:{_clip(line, cut)}")
         except OSError:  # unreadable: skip it, as grep -s does
             continue
-        if not hits:
-            continue
-        if args.output_mode == "files_with_matches":
-            results.append(rel)
-        elif args.output_mode == "count":
-            results.append(f"{rel}:{len(hits)}")
-        else:
-            results.extend(f"{rel}:{n}:{_clip(line)}" for n, line in hits)
+        if hits and args.output_mode != "content":
+            total += 1
+            if len(results) < args.head_limit:
+                results.append(rel if args.output_mode == "files_with_matches" else f"{rel}:{hits}")
     if not results:
         return "No matches found"
-    shown = results[: args.head_limit]
-    if len(results) > args.head_limit:
-        shown.append(
-            f"[Showing {args.head_limit} of {len(results)} lines; raise head_limit or "
+    if total > args.head_limit:
+        results.append(
+            f"[Showing {args.head_limit} of {total} lines; raise head_limit or "
             "narrow the search with path or glob.]"
         )
-    return "\n".join(shown)
+    return "\n".join(results)
 
 
 def builtin_tools() -> list[Tool[Any]]:

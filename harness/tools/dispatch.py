@@ -1,9 +1,16 @@
 """Running the model's tool calls: validate, hook, ask, run, and always answer.
 
 Every ``tool_use`` gets exactly one ``tool_result``, in the order of the calls, whatever
-happens: an unknown tool, arguments that fail validation, a denied permission, a blocked
-hook, or an exception inside the tool all come back to the model as ``is_error: true`` with
-a message it can act on. Nothing a tool call does can crash the loop.
+happens: an unknown tool, an input that is not a JSON object, arguments that fail validation,
+a path the operating system cannot take, a denied permission, a blocked hook, or an exception
+inside the tool all come back to the model as ``is_error: true`` with a message it can act
+on. Nothing a tool call contains can crash the loop.
+
+Every result is held to a size: over the storage threshold it is stored and the model gets a
+preview (``harness.tools.storage``); whatever is still over ``MAX_RESULT_CHARS`` (a tool that
+is never stored, an error, a hook's rewrite) is cut, head and tail kept. And every result is
+text the API accepts: characters that are not valid Unicode (a file name with odd bytes) are
+replaced, and an error never shows the workspace's absolute path.
 
 Read-only calls next to each other in one reply run in parallel threads (Claude Code
 batches consecutive concurrency-safe calls the same way); any other call runs alone, in its
@@ -13,7 +20,7 @@ place in the order, so a write never races a read of the same file.
 from __future__ import annotations
 
 import json
-from collections.abc import Generator, Iterable
+from collections.abc import Generator, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -28,11 +35,11 @@ from harness.events import (
     ToolStarted,
     describe_failure,
 )
-from harness.messages import Block, tool_result
+from harness.messages import Block, tool_result, valid_text
 from harness.tools.base import Tool, ToolContext, ToolError, ToolOutput, ToolRegistry
 from harness.tools.hooks import Hooks, PreToolUseResult, ToolUse
 from harness.tools.permissions import Approval, ApprovalRequest, Approver, Permissions, deny_all
-from harness.tools.storage import ResultStorage
+from harness.tools.storage import MAX_RESULT_CHARS, ResultStorage, cap_output
 
 # Claude Code runs at most 10 tool calls at once (CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY).
 MAX_PARALLEL = 10
@@ -53,6 +60,43 @@ def _text(output: ToolOutput) -> str:
     if isinstance(output, str):
         return output
     return "\n".join(str(b.get("text", f"[{b.get('type')} block]")) for b in output)
+
+
+def tool_use_of(block: dict[str, Any]) -> tuple[ToolUse, str | None]:
+    """The call a ``tool_use`` block makes, and what is wrong with its input, if anything.
+
+    The API promises an object of valid text for ``input``; a model behind a gateway, or a
+    buggy one, may send something else. A JSON string holding an object is taken for that
+    object (the mistake gateways make); anything else is an error for the model. Either way
+    the block is mended in place (it is the one in the conversation): its ``input`` becomes
+    an object and its text valid Unicode, so the API accepts the conversation next time.
+    """
+    raw = block.get("input")
+    problem = None
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            raw = parsed
+    if not isinstance(raw, Mapping):
+        problem = (
+            f"The input of this call was not a JSON object but {type(raw).__name__} "
+            f"{valid_text(json.dumps(raw, default=str, ensure_ascii=False))[:80]}. Call the "
+            "tool again with an object of named arguments."
+        )
+        raw = {}
+    text = json.dumps(raw, default=str, ensure_ascii=False)
+    if valid_text(text) != text:
+        problem = (
+            "The input of this call is not valid Unicode text (it has a lone surrogate). "
+            "Call the tool again with plain text."
+        )
+        raw = json.loads(valid_text(text))
+    block["input"] = dict(raw)
+    block["name"] = name = valid_text(str(block.get("name", "")))
+    return ToolUse(str(block.get("id", "")), name, dict(raw)), problem
 
 
 @dataclass
@@ -78,7 +122,8 @@ class ToolRunner:
     permissions: Permissions = field(default_factory=Permissions)
     approver: Approver = deny_all
     hooks: Hooks = field(default_factory=Hooks)
-    storage: ResultStorage | None = None
+    storage: ResultStorage = field(default_factory=ResultStorage)
+    """Where oversized results go (a temporary folder of its own unless you give one)."""
     finished: dict[str, Block] = field(default_factory=dict)
     """The results of the current batch of calls, recorded as soon as they exist."""
 
@@ -96,9 +141,16 @@ class ToolRunner:
         self.finished = {}
         prepared: list[_Call] = []
         for block in calls:
-            use = ToolUse(str(block["id"]), str(block["name"]), dict(block.get("input") or {}))
+            use, problem = tool_use_of(block)
             yield ToolStarted(use.tool_use_id, use.name, use.input)
-            call = yield from self._prepare(use)
+            if problem is not None:
+                prepared.append(_Call(use, error=problem))
+                continue
+            try:
+                call = yield from self._prepare(use)
+            except Exception as error:  # a check that broke on this input: answer, go on
+                reason = f"{type(error).__name__}: {error}"
+                call = _Call(use, error=f"The harness could not check this call ({reason}).")
             prepared.append(call)
         for batch in _batches(prepared):
             self._execute(batch)
@@ -183,7 +235,7 @@ class ToolRunner:
 
     def _execute_one(self, call: _Call) -> None:
         assert call.tool is not None
-        context = replace(self.context, tool_use_id=call.use.tool_use_id)
+        context = replace(self.context, tool_use_id=call.use.tool_use_id, storage=self.storage)
         try:
             call.output = call.tool(call.use.input, context)
         except ToolError as error:
@@ -209,9 +261,19 @@ class ToolRunner:
             if changed is not None:
                 events.append(HookReported("PostToolUse", call.use.name, "changed result", changed))
                 content = changed
-        if self.storage is not None and not is_error and call.tool is not None and call.tool.spill:
+        content = valid_text(content)
+        if not is_error and call.tool is not None and call.tool.spill:
             content = self.storage.spill(call.use.tool_use_id, content)
-        return content, is_error
+        if is_error:
+            content = self._without_root(content)
+        return cap_output(content, MAX_RESULT_CHARS), is_error
+
+    def _without_root(self, message: str) -> str:
+        """An error message with the workspace's absolute path taken out (an exception's text
+        may carry it): it says nothing the relative path does not, and it tells a reader of
+        the transcript where your files live."""
+        root = str(self.context.workspace.root)
+        return message.replace(root + "/", "").replace(root, ".")
 
 
 def _batches(calls: list[_Call]) -> list[list[_Call]]:

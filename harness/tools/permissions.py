@@ -11,13 +11,15 @@ Modes (Claude Code's ``default``, ``acceptEdits``, ``plan``, ``bypassPermissions
 * ``default``: read-only tools run; everything else asks.
 * ``accept_edits``: file edits run too; the shell still asks.
 * ``plan``: read-only tools only; anything that changes something is denied.
-* ``bypass``: everything runs (deny rules still win: they are the last line of defence).
+* ``bypass``: everything runs (deny rules still win: they are the last line of defence),
+  except a shell command no rule can check (below), which still asks.
 
 Shell commands are split on ``&&``, ``||``, ``;``, ``|``, ``&`` and newlines, and every part
 must be allowed on its own, so ``git status && rm -rf ~`` is not let through by ``bash(git *)``.
-A command with ``$(...)``, backticks or ``<(...)`` cannot be checked part by part, so it always
-asks. (Claude Code parses the shell far more thoroughly; this splitter honours quotes and
-backslashes but is a teaching version.)
+A command with ``$(...)``, backticks or ``<(...)`` cannot be checked part by part, so it asks
+in every mode, ``bypass`` included (``plan`` denies it, as any command): no rule, and no mode,
+can see the command inside. (Claude Code parses the shell far more thoroughly; this splitter
+honours quotes and backslashes but is a teaching version.)
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from harness.tools.workspace import PathEscape, Workspace
+from harness.tools.workspace import Workspace
 
 Mode = Literal["default", "accept_edits", "plan", "bypass"]
 Decision = Literal["allow", "ask", "deny"]
@@ -189,8 +191,9 @@ class Permissions:
         if tool == "bash":
             return split_command(text)
         if workspace is not None:
-            # A path that leaves the workspace is refused by the tool itself; rules see it raw.
-            with contextlib.suppress(PathEscape):
+            # A path that leaves the workspace (PathEscape) or that no file system takes
+            # (BadPath, a ValueError) is refused by the tool itself; rules see it raw.
+            with contextlib.suppress(PermissionError, ValueError):
                 text = workspace.relative(text)
         return [text]
 
@@ -213,9 +216,9 @@ class Permissions:
             raw = str(input.get("command", ""))
             if (rule := next((r for r in self.deny if r.matches(tool, raw)), None)) is not None:
                 return "deny", f"deny rule {rule}"
-            if self.mode == "bypass":
-                return "allow", "bypass mode"
-            return "ask", "command substitution cannot be checked part by part"
+            if self.mode == "plan":  # plan denies whatever may change something, this too
+                return self._mode_default(tool, read_only)
+            return "ask", "command substitution cannot be checked part by part (asks in every mode)"
         each: list[str | None] = list(subjects) if subjects else [None]
 
         def hit(rules: list[Rule], every: bool) -> Rule | None:

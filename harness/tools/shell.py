@@ -3,11 +3,13 @@
 Said plainly: bash is NOT confined by the workspace's path checks. Its working directory
 starts inside the workspace, but a command can ``cd ..``, read ``/etc/passwd`` or write
 anywhere the user can. The confinement for bash is the permission system (chapter 02: ask
-before running, allow/deny rules) and, in the real system, an OS sandbox (Claude Code runs
-commands under seatbelt on macOS and bubblewrap on Linux). What this tool does guarantee:
+before running, allow/deny rules) and a sandbox (``harness.tools.sandbox``). What this tool
+does guarantee:
 
 * no secret reaches the command (invariant 4): its environment is built from an allowlist,
   so ``ANTHROPIC_API_KEY``, tokens and the rest of the parent's environment are not there;
+  and, where the machine allows it (Linux with namespaces), the command cannot see the
+  harness's process either, so ``/proc/$PPID/environ`` does not give the key away;
 * a command that runs too long is killed, with every process it started;
 * the output the model sees is bounded.
 """
@@ -22,7 +24,9 @@ from pathlib import Path
 
 from pydantic import Field
 
-from harness.tools.base import ToolContext, ToolError, ToolInput, tool
+from harness.tools.base import Tool, ToolContext, ToolError, ToolInput, tool
+from harness.tools.sandbox import Sandbox, detect_sandbox, warn_if_unsandboxed
+from harness.tools.storage import cap_output
 
 # Claude Code's Bash tool: 2-minute default timeout, 10-minute maximum (it takes them in
 # milliseconds, 120000 and 600000; this version takes seconds).
@@ -58,16 +62,6 @@ def command_environment(cwd: Path, home: Path) -> dict[str, str]:
     return env
 
 
-def cap_output(text: str, limit: int = BASH_MAX_OUTPUT_CHARS) -> str:
-    """``text`` if it fits in ``limit`` characters, else its head and tail around a marker."""
-    if len(text) <= limit:
-        return text
-    keep = limit - 64  # room for the marker, so the result stays within the limit
-    head, tail = text[: keep // 2], text[len(text) - (keep - keep // 2) :]
-    cut = len(text) - len(head) - len(tail)
-    return f"{head}\n\n[… {cut} characters truncated …]\n\n{tail}"
-
-
 def _combine(stdout: bytes, stderr: bytes, returncode: int | None) -> str:
     parts = [
         data.decode("utf-8", errors="replace").rstrip("\n") for data in (stdout, stderr) if data
@@ -82,14 +76,29 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-@tool(BashInput)
-def bash(args: BashInput, context: ToolContext) -> str:
-    """Run a bash command and return its stdout, then its stderr, then "exit code: N" if it
-    failed. It starts in the workspace root (or cwd, relative to it); stdin is closed, so
-    interactive commands fail instead of waiting. The command is killed after timeout seconds
-    (default 120, at most 600). Output over 30,000 characters is cut in the middle: pipe long
-    output through head, tail or grep. Use read_file, glob and grep rather than cat, find and
-    grep in bash for files. Each call is a fresh shell: cd and variables do not carry over."""
+def bash_tool(sandbox: Sandbox | None = None) -> Tool[BashInput]:
+    """The ``bash`` tool, running commands in ``sandbox``: by default the best this machine
+    offers (:func:`~harness.tools.sandbox.detect_sandbox`, which says once if there is none)."""
+
+    @tool(BashInput, name="bash")
+    def run_bash(args: BashInput, context: ToolContext) -> str:
+        """Run a bash command and return its stdout, then its stderr, then "exit code: N" if
+        it failed. It starts in the workspace root (or cwd, relative to it); stdin is closed,
+        so interactive commands fail instead of waiting. The command is killed after timeout
+        seconds (default 120, at most 600). Output over 30,000 characters is cut in the
+        middle: pipe long output through head, tail or grep. Use read_file, glob and grep
+        rather than cat, find and grep in bash for files. Each call is a fresh shell: cd and
+        variables do not carry over."""
+        chosen = sandbox
+        if chosen is None:
+            chosen = detect_sandbox()
+            warn_if_unsandboxed(chosen)
+        return _run(args, context, chosen)
+
+    return run_bash
+
+
+def _run(args: BashInput, context: ToolContext, sandbox: Sandbox) -> str:
     try:
         cwd = context.workspace.resolve(args.cwd)
     except (PermissionError, ValueError) as error:
@@ -97,7 +106,7 @@ def bash(args: BashInput, context: ToolContext) -> str:
     if not cwd.is_dir():
         raise ToolError(f"cwd is not a directory in the workspace: {args.cwd}")
     process = subprocess.Popen(
-        ["bash", "-c", args.command],
+        sandbox.argv(args.command, workspace=context.workspace.root, cwd=cwd),
         cwd=cwd,
         env=command_environment(cwd, context.workspace.root),
         stdin=subprocess.DEVNULL,
@@ -120,9 +129,14 @@ def bash(args: BashInput, context: ToolContext) -> str:
         message = f"Command timed out after {args.timeout:g} s and was killed."
         if so_far:
             message += f" Output before it was killed:\n{so_far}"
-        raise ToolError(cap_output(message)) from None
+        raise ToolError(cap_output(message, BASH_MAX_OUTPUT_CHARS)) from None
     finally:
         if process.poll() is None:  # interrupted some other way: leave nothing running
             _kill_group(process)
             process.wait()
-    return cap_output(_combine(stdout, stderr, process.returncode)) or "(no output)"
+    output = _combine(stdout, stderr, process.returncode)
+    return cap_output(output, BASH_MAX_OUTPUT_CHARS) or "(no output)"
+
+
+bash = bash_tool()
+"""The ``bash`` tool, sandboxed where the machine allows it."""

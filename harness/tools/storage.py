@@ -1,4 +1,4 @@
-"""Oversized tool results, spilled to storage.
+"""Oversized tool results, spilled to storage; and the cap every tool result is held to.
 
 A tool can return far more than the model should carry in its context for the rest of the
 session: a 2 MB log, a grep over a whole repository. Claude Code's "tool result storage"
@@ -6,25 +6,40 @@ writes such an output to a file and gives the model a preview and the file's pat
 the model reads the rest back, a window at a time, only if it needs it. Nothing is lost
 (the full output is on disk), and the context stays small.
 
-This version writes into the workspace (``.tool-results/<tool_use_id>.txt``), so the model
-reads it back with ``read_file`` and the usual path checks apply.
+Where the files live matters. Claude Code keeps them in its session folder, outside the
+project, where the model's tools cannot redirect them. So does this storage: a folder the
+harness makes for itself (a new temporary folder unless you name one), never the workspace.
+Were it in the workspace, a model could replace the folder with a symlink (``ln -s /tmp
+.tool-results``) and every later spill would be written wherever the link pointed. The model
+names a stored result by a path of its own, ``@tool-results/<id>.txt``, which ``read_file``
+and ``grep`` understand; the harness checks each time that the folder is still the one it
+made and that the file is a plain file it wrote.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import stat
 import tempfile
+import threading
 from pathlib import Path
-
-from harness.tools.workspace import Workspace
 
 # Claude Code's observed numbers (third-party analyses of the CLI): results over 50,000
 # characters are persisted, and the model sees the first 2,000 as a preview.
 SPILL_THRESHOLD_CHARS = 50_000
 PREVIEW_CHARS = 2_000
+# Our choice: no tool_result is longer than this, whatever the tool (about 25K tokens, the cap
+# Claude Code's Read puts on one read, as observed). Spilled results are far below it; this is
+# for tools that are never spilled, error messages, hooks' rewrites, and a storage that failed.
+MAX_RESULT_CHARS = 100_000
 
-_SAFE_ID = re.compile(r"[A-Za-z0-9_-]+")
+STORED_PREFIX = "@tool-results/"
+"""How the model names a stored result: ``@tool-results/toolu_0001.txt``."""
+
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
+_STORED_NAME = re.compile(r"[A-Za-z0-9_-]{1,100}\.txt")
 
 
 def format_size(size: int) -> str:
@@ -46,62 +61,140 @@ def preview_of(output: str, length: int) -> str:
     return head
 
 
+def cap_output(text: str, limit: int = MAX_RESULT_CHARS) -> str:
+    """``text`` if it fits in ``limit`` characters, else its head and tail around a marker."""
+    if len(text) <= limit:
+        return text
+    keep = limit - 64  # room for the marker, so the result stays within the limit
+    head, tail = text[: keep // 2], text[len(text) - (keep - keep // 2) :]
+    cut = len(text) - len(head) - len(tail)
+    return f"{head}\n\n[… {cut} characters truncated …]\n\n{tail}"
+
+
+def stored_name(tool_use_id: str) -> str:
+    """The file name for a call's output. An id that is not a safe file name (``../x``,
+    ``a/b``, a thousand characters) is never used as one: its hash is."""
+    if _SAFE_ID.fullmatch(tool_use_id):
+        return f"{tool_use_id}.txt"
+    return f"id-{hashlib.sha256(tool_use_id.encode('utf-8', 'surrogatepass')).hexdigest()[:24]}.txt"
+
+
+class StoredResultError(OSError):
+    """A stored result that cannot be read: unknown, or no longer the harness's own file."""
+
+
 class ResultStorage:
-    """Spills tool outputs over ``threshold`` characters to files in the workspace."""
+    """Spills tool outputs over ``threshold`` characters to files in a folder of its own.
+
+    ``directory`` is made on the first spill (a new temporary folder if not given) and
+    checked on every use: if it was replaced (by a symlink, or another folder), nothing is
+    written or read there.
+    """
 
     def __init__(
         self,
-        workspace: Workspace,
+        directory: str | Path | None = None,
         *,
         threshold: int = SPILL_THRESHOLD_CHARS,
         preview: int = PREVIEW_CHARS,
-        directory: str = ".tool-results",
     ) -> None:
-        self.workspace = workspace
         self.threshold = threshold
         self.preview = preview
-        self.directory = directory
+        self._directory = Path(directory) if directory is not None else None
+        self._identity: tuple[int, int] | None = None  # (device, inode) of the folder we made
+        self._lock = threading.Lock()  # read-only tools run in parallel threads
 
-    def _path(self, tool_use_id: str) -> Path:
-        # The id becomes a file name: a hostile one ("../../x", "a/b") must not write elsewhere.
-        if not _SAFE_ID.fullmatch(tool_use_id):
-            raise ValueError(
-                f"tool_use_id {tool_use_id!r} is not a safe file name (only A-Z a-z 0-9 _ -)"
+    def __repr__(self) -> str:
+        # Never the folder's absolute path: it would end up in notebook outputs.
+        return f"ResultStorage(threshold={self.threshold:,}, preview={self.preview:,})"
+
+    @property
+    def directory(self) -> Path:
+        """The folder, made if it does not exist yet."""
+        with self._lock:
+            if self._directory is None:
+                self._directory = Path(tempfile.mkdtemp(prefix="harness-tool-results-"))
+            elif self._identity is None:
+                self._directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if self._identity is None:
+                info = os.lstat(self._directory)
+                if not stat.S_ISDIR(info.st_mode):
+                    raise StoredResultError(f"the storage folder is not a folder: {info.st_mode:o}")
+                self._identity = (info.st_dev, info.st_ino)
+            return self._directory
+
+    def _checked_directory(self) -> Path:
+        directory = self.directory
+        info = os.lstat(directory)
+        if (info.st_dev, info.st_ino) != self._identity or not stat.S_ISDIR(info.st_mode):
+            raise StoredResultError(
+                "the storage folder was replaced since the harness made it (by a symlink or "
+                "another folder); nothing is written or read there"
             )
-        return self.workspace.resolve(f"{self.directory}/{tool_use_id}.txt")
+        return directory
 
     def spill(self, tool_use_id: str, output: str) -> str:
-        """Return ``output`` unchanged if len(output) <= threshold; otherwise write it to
-        ``<directory>/<tool_use_id>.txt`` inside the workspace and return a message with the
-        size, the workspace-relative path, how to read it back (read_file with offset/limit),
-        and the first ``preview`` characters (cut at a line boundary if one exists in the
-        last 20% of the preview)."""
-        path = self._path(tool_use_id)
+        """Return ``output`` unchanged if len(output) <= threshold; otherwise store it and
+        return a message with its size, the path to read it by, how to read it, and the first
+        ``preview`` characters (cut at a line end if one is in the preview's last 20%).
+
+        If it cannot be stored (a full disk, a replaced folder), the output is cut to
+        ``MAX_RESULT_CHARS`` instead, and the message says why: nothing a tool returns can
+        break the run.
+        """
         if len(output) <= self.threshold:
             return output
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Atomic: a crash mid-write leaves the old file or none, never half of one.
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{tool_use_id}.", suffix=".tmp")
+        name = stored_name(tool_use_id)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-                f.write(output)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+            self._write(name, output)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            note = f"[The full output could not be stored ({reason}); it was cut to fit.]\n"
+            return note + cap_output(output, MAX_RESULT_CHARS - len(note))
         preview = preview_of(output, self.preview)
         more = "\n..." if len(preview) < len(output) else ""
         return (
             "<persisted-output>\n"
-            f"Output too large ({format_size(len(output.encode()))}). "
-            f"Full output saved to: {self.workspace.relative(path)}\n"
-            "Use read_file with offset and limit to read it.\n\n"
+            f"Output too large ({format_size(len(output.encode('utf-8', 'replace')))}). "
+            f"Full output saved to: {STORED_PREFIX}{name}\n"
+            "Use read_file with offset and limit to read it, or grep to search it.\n\n"
             f"Preview (first {format_size(self.preview)}):\n"
             f"{preview}{more}\n"
             "</persisted-output>"
         )
 
+    def _write(self, name: str, output: str) -> None:
+        directory = self._checked_directory()
+        # Atomic and link-proof: a new file of our own (O_EXCL: never an existing name, never
+        # through a symlink), renamed over the old one (a rename replaces a link, never follows).
+        fd, temporary = tempfile.mkstemp(dir=directory, prefix=".", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="") as f:
+                f.write(output)
+            os.replace(temporary, directory / name)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
+    def path_of(self, stored: str) -> Path:
+        """The file behind ``@tool-results/<name>``, checked: a plain file the harness wrote,
+        in the folder it made. Raises :class:`StoredResultError` otherwise."""
+        name = stored.removeprefix(STORED_PREFIX)
+        if not _STORED_NAME.fullmatch(name):
+            raise StoredResultError(f"no stored result is named {stored!r}")
+        if self._identity is None:
+            raise StoredResultError(f"no stored result is named {stored!r} (nothing was stored)")
+        path = self._checked_directory() / name
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            raise StoredResultError(f"no stored result is named {stored!r}") from None
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            raise StoredResultError(f"{stored} is no longer a result the harness stored")
+        return path
+
     def read(self, tool_use_id: str) -> str:
         """The full output stored for ``tool_use_id``."""
-        with self._path(tool_use_id).open(encoding="utf-8", newline="") as f:
+        path = self.path_of(STORED_PREFIX + stored_name(tool_use_id))
+        with path.open(encoding="utf-8", newline="") as f:
             return f.read()
