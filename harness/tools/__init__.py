@@ -6,11 +6,12 @@ from harness.tools.dispatch import ToolRunner
 from harness.tools.hooks import Hooks, PreToolUseResult, ToolUse
 from harness.tools.permissions import Approval, ApprovalRequest, Permissions, Rule, policy
 from harness.tools.storage import ResultStorage
-from harness.tools.workspace import PathEscape, Workspace
+from harness.tools.workspace import BadPath, PathEscape, Workspace
 
 __all__ = [
     "Approval",
     "ApprovalRequest",
+    "BadPath",
     "Hooks",
     "PathEscape",
     "Permissions",

@@ -47,7 +47,7 @@ from pathlib import Path
 
 # Inside the namespaces: make the workspace a mount point, enter it again (the working
 # directory still points into the old mount until then), and run the command.
-_ENTER = 'mount --bind -- "$1" "$1" && cd -- "$2" && exec bash -c "$3"'
+ENTER = 'mount --bind -- "$1" "$1" && cd -- "$2" && exec bash -c "$3"'
 
 
 class SandboxWarning(UserWarning):
@@ -70,7 +70,7 @@ class Sandbox:
         """The argv that runs ``command`` in ``cwd``, inside the sandbox if there is one."""
         if not self.active:
             return ["bash", "-c", command]
-        return [*self.prefix, "bash", "-c", _ENTER, "sandbox", str(workspace), str(cwd), command]
+        return [*self.prefix, "bash", "-c", ENTER, "sandbox", str(workspace), str(cwd), command]
 
 
 def no_sandbox(reason: str) -> Sandbox:
