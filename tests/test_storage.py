@@ -4,6 +4,7 @@ tool call contains makes storing raise."""
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -66,6 +67,26 @@ def test_without_a_folder_a_temporary_one_is_made_on_the_first_spill_only() -> N
     storage.spill("toolu_0001", big_output())
     assert storage.directory.name.startswith("harness-tool-results-")
     assert storage.read("toolu_0001") == big_output()
+
+
+def test_a_temporary_folder_goes_with_its_storage_and_a_named_one_stays(tmp_path: Path) -> None:
+    made = ResultStorage()
+    made.spill("toolu_0001", big_output())
+    folder = made.directory
+    named = ResultStorage(tmp_path / "kept")
+    named.spill("toolu_0001", big_output())
+
+    made.close()
+    named.close()
+
+    assert not folder.exists()
+    assert named.read("toolu_0001") == big_output()
+    dropped = ResultStorage()
+    dropped.spill("toolu_0001", big_output())
+    folder = dropped.directory
+    del dropped
+    gc.collect()
+    assert not folder.exists()
 
 
 def test_spill_message_has_the_path_to_read_by_the_size_and_how_to_read_it(

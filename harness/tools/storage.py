@@ -21,9 +21,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import stat
 import tempfile
 import threading
+import weakref
 from pathlib import Path
 
 # Claude Code's observed numbers (third-party analyses of the CLI): results over 50,000
@@ -79,6 +81,10 @@ def stored_name(tool_use_id: str) -> str:
     return f"id-{hashlib.sha256(tool_use_id.encode('utf-8', 'surrogatepass')).hexdigest()[:24]}.txt"
 
 
+def _remove(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 class StoredResultError(OSError):
     """A stored result that cannot be read: unknown, or no longer the harness's own file."""
 
@@ -88,7 +94,9 @@ class ResultStorage:
 
     ``directory`` is made on the first spill (a new temporary folder if not given) and
     checked on every use: if it was replaced (by a symlink, or another folder), nothing is
-    written or read there.
+    written or read there. A temporary folder lives as long as the storage: it is removed by
+    :meth:`close`, or when the storage is garbage-collected. A folder you name is kept (give
+    one to keep stored results across sessions).
     """
 
     def __init__(
@@ -103,6 +111,7 @@ class ResultStorage:
         self._directory = Path(directory) if directory is not None else None
         self._identity: tuple[int, int] | None = None  # (device, inode) of the folder we made
         self._lock = threading.Lock()  # read-only tools run in parallel threads
+        self._cleanup: weakref.finalize[[Path], ResultStorage] | None = None
 
     def __repr__(self) -> str:
         # Never the folder's absolute path: it would end up in notebook outputs.
@@ -114,6 +123,7 @@ class ResultStorage:
         with self._lock:
             if self._directory is None:
                 self._directory = Path(tempfile.mkdtemp(prefix="harness-tool-results-"))
+                self._cleanup = weakref.finalize(self, _remove, self._directory)
             elif self._identity is None:
                 self._directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             if self._identity is None:
@@ -122,6 +132,11 @@ class ResultStorage:
                     raise StoredResultError(f"the storage folder is not a folder: {info.st_mode:o}")
                 self._identity = (info.st_dev, info.st_ino)
             return self._directory
+
+    def close(self) -> None:
+        """Remove the temporary folder, if this storage made one (a named folder is kept)."""
+        if self._cleanup is not None:
+            self._cleanup()
 
     def _checked_directory(self) -> Path:
         directory = self.directory
