@@ -33,6 +33,14 @@ CHAPTER: dict[str, int] = {
     "harness.model.scripted": 0,
     "harness.model.default": 0,
     "harness.notebook.views": 0,
+    # The exercise checks: one module per chapter, each at its chapter.
+    "harness.exercises": 0,
+    "harness.exercises.ch00": 0,
+    "harness.exercises.ch01": 1,
+    "harness.exercises.ch02": 2,
+    "harness.exercises.ch03": 3,
+    "harness.exercises.ch04": 4,
+    "harness.exercises.ch05": 5,
     # 01: the loop.
     "harness.events": 1,
     "harness.loop": 1,
@@ -58,6 +66,7 @@ CHAPTER: dict[str, int] = {
     "harness.compaction.events": 4,
     "harness.compaction.context": 4,
     "harness.compaction.microcompact": 4,
+    "harness.notebook.sessions": 4,
     # 05: full compaction and auto-compact.
     "harness.compaction.pinned": 5,
     "harness.compaction.reinject": 5,

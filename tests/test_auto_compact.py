@@ -24,9 +24,9 @@ from harness.events import Event, ModelCalled, TurnEnded
 from harness.loop import AgentConfig, BaseAgent, Plugin, Rewrite
 from harness.model import Reply, Request, ScriptedModel, Step, faults, reply, tool_call
 from harness.model.scripted_summary import scripted_summary
+from harness.notebook.sessions import coding_script, make_project
 from harness.tokens import ContextBudget
 from harness.tools import builtin_tools
-from tests.benchmarks.sessions import coding_script, make_project
 
 # Claude Code's arithmetic on a small window: 30,000 - min(4,000, 20K) - 13,000 = 13,000.
 BUDGET = ContextBudget(window=30_000, max_output=4_000)

@@ -21,6 +21,7 @@ from anthropic import (
     APIConnectionError,
     APIStatusError,
     APITimeoutError,
+    AuthenticationError,
     BadRequestError,
     InternalServerError,
     OverloadedError,
@@ -92,6 +93,13 @@ def invalid_request(message: str) -> BadRequestError:
     """400 ``invalid_request_error`` with the given message (the API refuses the request)."""
     error = _error(BadRequestError, 400, "invalid_request_error", message)
     assert isinstance(error, BadRequestError)
+    return error
+
+
+def authentication_error() -> AuthenticationError:
+    """401 ``authentication_error``: the key is missing, wrong or revoked (retrying won't help)."""
+    error = _error(AuthenticationError, 401, "authentication_error", "invalid x-api-key")
+    assert isinstance(error, AuthenticationError)
     return error
 
 

@@ -8,6 +8,7 @@ from harness.notebook.approvals import WidgetApprover, run_in_background
 from harness.notebook.cache import cache_table, prefix_table
 from harness.notebook.views import (
     Rendered,
+    live_cell,
     price_table,
     render_error,
     render_message,
@@ -22,6 +23,7 @@ __all__ = [
     "Rendered",
     "WidgetApprover",
     "cache_table",
+    "live_cell",
     "prefix_table",
     "price_table",
     "render_error",

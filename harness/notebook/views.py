@@ -23,6 +23,7 @@ from IPython.display import Code
 from pydantic import BaseModel
 
 from harness import pricing
+from harness.model.base import is_live, model_name
 from harness.model.scripted import Request
 
 _BOX = (
@@ -75,6 +76,23 @@ def show(obj: Any) -> Code:
 
 
 # --- small formatting helpers -------------------------------------------------------------
+
+
+def live_cell(what: str, cost: str, *, env: Mapping[str, str] | None = None) -> bool:
+    """Whether a chapter's optional live cell should run, and a line that says which way.
+
+    With ``ANTHROPIC_API_KEY`` set it announces the live run (``what``, on which model, at
+    about ``cost``) and returns True; without a key it says the cell was skipped and what it
+    would have done, so the stored output is the same on every offline machine.
+    """
+    if is_live(env):
+        print(f"Live: {what} on {model_name(env)} (expected cost {cost}).")
+        return True
+    print(
+        f"Skipped: this cell {what} against the real API (expected cost {cost}). "
+        "Set ANTHROPIC_API_KEY before starting Jupyter to run it."
+    )
+    return False
 
 
 def usd(amount: float) -> str:

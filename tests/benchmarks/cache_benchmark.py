@@ -20,6 +20,7 @@ from harness.agent import Agent
 from harness.clock import FakeClock
 from harness.loop import AgentConfig, Plugin
 from harness.model import ScriptedModel
+from harness.notebook.sessions import ThinkingTime, coding_script, make_project
 from harness.pricing import CostMeter
 from harness.prompt import (
     PromptCaching,
@@ -28,7 +29,6 @@ from harness.prompt import (
     environment_section,
 )
 from harness.tools import builtin_tools
-from tests.benchmarks.sessions import ThinkingTime, coding_script, make_project
 
 TURNS = 30
 MODEL = "claude-sonnet-4-6"

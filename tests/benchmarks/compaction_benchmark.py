@@ -40,10 +40,10 @@ from harness.events import TurnEnded
 from harness.loop import AgentConfig, Plugin
 from harness.model import ScriptedModel
 from harness.model.scripted_summary import scripted_summary
+from harness.notebook.sessions import ThinkingTime, coding_script, make_project
 from harness.prompt import PromptCaching, SystemPrompt, default_sections
 from harness.tokens import ContextBudget
 from harness.tools import builtin_tools
-from tests.benchmarks.sessions import ThinkingTime, coding_script, make_project
 
 TURNS = 160
 WRITE_LINES = 600  # each write_file call carries ~7K tokens that microcompact cannot clear

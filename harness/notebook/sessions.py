@@ -1,4 +1,4 @@
-"""A standard scripted coding session, shared by the benchmarks.
+"""A standard scripted coding session, shared by chapters 04 and 05 and the benchmarks.
 
 A small Python project in a temporary workspace, and a script of ``turns`` model replies
 that read files, search, edit and run shell commands the way a coding agent does, ending
@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.agent import Agent
-from harness.loop import ModelRequest, Plugin
+from harness.loop import BaseAgent, Plugin
 from harness.model import Step, reply, tool_call
 
 MODULES = ["billing", "invoices", "customers", "reports", "tax", "currency", "exports", "auth"]
@@ -89,11 +88,11 @@ class ThinkingTime(Plugin):
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
 
-    def before_request(self, agent: Agent) -> None:
+    def before_request(self, agent: BaseAgent) -> None:
         clock = agent.clock
         advance = getattr(clock, "advance", None)
         if advance is not None:
             advance(self.seconds)
 
 
-__all__ = ["MODULES", "ModelRequest", "ThinkingTime", "coding_script", "make_project"]
+__all__ = ["MODULES", "ThinkingTime", "coding_script", "make_project"]

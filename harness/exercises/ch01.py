@@ -1,0 +1,1 @@
+"""Chapter 01's exercise checks (see harness.exercises)."""

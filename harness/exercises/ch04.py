@@ -1,0 +1,1 @@
+"""Chapter 04's exercise checks (see harness.exercises)."""
