@@ -173,3 +173,45 @@ def test_costs_add_field_by_field() -> None:
 
 def test_an_empty_usage_costs_nothing() -> None:
     assert cost_of(usage(), "claude-opus-5").total == 0
+
+
+# --- the table against a maintained source ---------------------------------------------------
+
+
+def _base(value: object) -> float:
+    """A genai-prices price: a number, or tiered prices whose base tier we use."""
+    return float(getattr(value, "base", value))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("model", sorted(PRICES))
+def test_every_current_price_matches_genai_prices(model: str) -> None:
+    # genai-prices (pydantic's maintained price data, bundled with the package, so offline)
+    # is the cross-check: when a price changes, this test says which row is out of date.
+    # It keeps current prices only, so the dated history stays in our table.
+    genai_prices = pytest.importorskip("genai_prices")
+    found = genai_prices.calc_price(
+        genai_prices.Usage(input_tokens=1_000, output_tokens=1_000),
+        model_ref=model,
+        provider_id="anthropic",
+    ).model_price
+    ours = price_of(model)
+    theirs = (
+        _base(found.input_mtok),
+        _base(found.cache_write_mtok),
+        _base(found.cache_write_1h_mtok),
+        _base(found.cache_read_mtok),
+        _base(found.output_mtok),
+    )
+    assert (ours.input, ours.cache_write_5m, ours.cache_write_1h, ours.cache_read, ours.output) == (
+        pytest.approx(theirs)
+    )
+
+
+def test_the_price_table_shows_each_model_once_with_its_earlier_price() -> None:
+    from harness.notebook import price_table
+
+    lines = str(price_table()).splitlines()[3:]
+    names = [line.split()[0] for line in lines]
+    assert sorted(names) == sorted(PRICES)
+    (sonnet_5_5,) = [line for line in lines if line.startswith("claude-sonnet-5-5 ")]
+    assert "0.10" in sonnet_5_5 and "cache read 0.20 before 2026-10-07" in sonnet_5_5

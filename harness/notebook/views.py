@@ -14,7 +14,6 @@ import inspect
 import json
 import re
 from collections.abc import Mapping, Sequence
-from datetime import date
 from typing import Any
 
 from anthropic import APIStatusError
@@ -346,19 +345,37 @@ def _dollars(value: float) -> str:
 
 
 def price_table(models: Sequence[str] | None = None) -> Rendered:
-    """``harness.pricing.PRICES`` as a table (USD per million tokens), one row per price.
+    """``harness.pricing.PRICES`` as a table (USD per million tokens), one row per model.
 
-    A model whose price changed on a date has one row per price, the date in ``from``.
+    Each row is the price on ``PRICES_AS_OF``; a model whose price changed on a date says in
+    ``earlier`` what it was before (``price_of(model, on=...)`` returns either).
     """
     headers = ["model", "input", "cache write 5m", "cache write 1h", "cache read", "output"]
-    headers.append("from")
+    headers.append("earlier")
+    fields = {
+        "input": "input",
+        "cache_write_5m": "cache write 5m",
+        "cache_write_1h": "cache write 1h",
+        "cache_read": "cache read",
+        "output": "output",
+    }
     rows: list[list[object]] = []
     for name in models if models is not None else list(pricing.PRICES):
-        for p in pricing.PRICES[name]:
-            since = "" if p.since == date(2000, 1, 1) else p.since.isoformat()
-            values = (p.input, p.cache_write_5m, p.cache_write_1h, p.cache_read, p.output)
-            rows.append([name, *(_dollars(v) for v in values), since])
-    return table(headers, rows, title=f"USD per million tokens ({pricing.PRICES_SOURCE})")
+        now = pricing.price_of(name)
+        earlier = []
+        for old in pricing.PRICES[name]:
+            if old.since >= now.since:
+                continue
+            changed = [
+                f"{label} {_dollars(getattr(old, field))}"
+                for field, label in fields.items()
+                if getattr(old, field) != getattr(now, field)
+            ]
+            earlier.append(f"{', '.join(changed)} before {now.since.isoformat()}")
+        values = (now.input, now.cache_write_5m, now.cache_write_1h, now.cache_read, now.output)
+        rows.append([name, *(_dollars(v) for v in values), "; ".join(earlier)])
+    title = f"USD per million tokens on {pricing.PRICES_AS_OF} ({pricing.PRICES_SOURCE})"
+    return table(headers, rows, title=title)
 
 
 # --- errors --------------------------------------------------------------------------------
