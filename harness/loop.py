@@ -58,7 +58,7 @@ class AgentConfig(BaseModel):
     max_tokens: int = Field(8_000, gt=0)
     """Output tokens per reply. Claude Code's default is 8K, raised to 64K only on demand."""
     max_turns: int = Field(50, gt=0)
-    """Model calls per run before the run stops with ``MaxTurnsReached``."""
+    """Turns per run (a model call and the tools it asked for) before ``MaxTurnsReached``."""
 
 
 @dataclass(frozen=True)
