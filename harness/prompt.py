@@ -16,12 +16,17 @@ Each request gets up to four breakpoints, the most the API allows:
    reads the whole previous conversation from cache and writes only what is new;
 4. the last block of ``messages[-3]``, when that is a user message: the message the
    previous request ended with (request N is ``[..., U_N]``, request N+1 is
-   ``[..., U_N, A_N, U_N+1]``). A breakpoint finds an earlier entry only at itself or in
-   the 20 blocks before it, so a turn that adds more than 20 blocks (a line of text and
-   ten parallel tool calls, then their ten results: 21) leaves breakpoint 3 out of reach of
+   ``[..., U_N, A_N, U_N+1]``). A breakpoint finds an earlier entry only within 20
+   positions, itself counted first, so a turn that adds 20 blocks or more (a line of text
+   and ten parallel tool calls, then their ten results: 21) leaves breakpoint 3 out of reach of
    the entry the previous request wrote, and the whole conversation would be written again at
    1.25×. Breakpoint 4 sits exactly on that entry and reads it however wide the turn was.
    It is optional: left out when it would make more than four.
+
+The simplest alternative is *automatic caching*: one ``cache_control`` at the top level of
+the request, which the API turns into a breakpoint on the last block and so moves forward by
+itself. ``PromptCaching(automatic=True)`` sends that instead of breakpoints 1, 3 and 4 (the
+static system prompt keeps its own); see :func:`with_automatic_caching`.
 
 Rendering is byte-stable: the same inputs always give the same blocks, because a single
 changed byte before a breakpoint turns a cache read into a cache write.
@@ -248,19 +253,9 @@ def _hour(blocks: Iterable[Mapping[str, Any]]) -> bool:
 
 def with_breakpoints(request: ModelRequest) -> ModelRequest:
     """The request with breakpoints on the last tool, the last message and, when there is room,
-    the message the previous request ended with.
-
-    All are put on copies, never on the agent's own conversation: a breakpoint left behind
-    there would pile up turn after turn.
-
-    The last one, on ``messages[-3]`` when it is a user message, is for wide turns. In the
-    agent loop request N ends with a user message ``U_N`` and wrote its cache entry on
-    ``U_N``'s last block; request N+1 is ``[..., U_N, A_N, U_N+1]``. The moving breakpoint on
-    ``U_N+1`` looks back only 20 blocks for an entry, and a reply with a line of text and ten
-    parallel tool calls, plus their ten results, adds 21: it would miss, and the whole
-    conversation would be written again at 1.25×. A breakpoint on ``U_N``'s last block is
-    exactly where the entry is, so it is read however wide the turn was. It is optional: if
-    the request already carries four breakpoints without it, it is left out, never refused.
+    the message the previous request ended with (``messages[-3]``, for a turn wider than the
+    lookback: see the module's docstring). All go on copies, never on the agent's own
+    conversation, where they would pile up turn after turn.
     """
     tools = copy.deepcopy(request.tools) if request.tools else request.tools
     if tools:
@@ -292,16 +287,33 @@ def with_breakpoints(request: ModelRequest) -> ModelRequest:
     return cached
 
 
+def with_automatic_caching(request: ModelRequest, *, ttl: str | None = None) -> ModelRequest:
+    """The request with a top-level ``cache_control``: automatic caching.
+
+    The API puts the breakpoint on the last block that can carry one, so it moves forward with
+    the conversation and nothing in the messages needs marking. It takes one of the four
+    places a request has for breakpoints. ``ttl="1h"`` asks for 1-hour entries.
+    """
+    control = {**EPHEMERAL, "ttl": ttl} if ttl else dict(EPHEMERAL)
+    return replace(request, extra={**request.extra, "cache_control": control})
+
+
 @dataclass
 class PromptCaching(Plugin):
-    """Adds the moving breakpoints to every request the agent sends (at ``call_model``)."""
+    """Adds the moving breakpoints to every request the agent sends (at ``call_model``).
+
+    ``automatic=True`` sends one top-level ``cache_control`` instead (automatic caching, see
+    :func:`with_automatic_caching`): simpler, with no breakpoint on the tools and nothing to
+    bridge a turn wider than the lookback.
+    """
 
     requests: list[ModelRequest] = field(default_factory=list)
+    automatic: bool = False
 
     def call_model(
         self, agent: BaseAgent, request: ModelRequest, call: Callable[[ModelRequest], Message]
     ) -> Message:
-        cached = with_breakpoints(request)
+        cached = with_automatic_caching(request) if self.automatic else with_breakpoints(request)
         self.requests.append(cached)
         return call(cached)
 

@@ -386,8 +386,10 @@ def one_message(blocks: list[Block], marked: int) -> list[Block]:
     return [{"role": "user", "content": content}]
 
 
-@pytest.mark.parametrize("distance", [1, 10, 20])
-def test_a_breakpoint_finds_an_entry_up_to_20_blocks_back(distance: int) -> None:
+# The API docs: "The system checks at most 20 positions per breakpoint, counting the breakpoint
+# itself as the first", and their example misses an entry 20 blocks back (block 15 from 35).
+@pytest.mark.parametrize("distance", [1, 10, 19])
+def test_a_breakpoint_finds_an_entry_up_to_19_blocks_back(distance: int) -> None:
     cache = PromptCache(clock=FakeClock())
     system = [text(1500, "static, no breakpoint")]
     blocks = many_blocks(40)
@@ -398,8 +400,8 @@ def test_a_breakpoint_finds_an_entry_up_to_20_blocks_back(distance: int) -> None
     assert result.written == 8 * distance  # each small block: 5 tokens + 3 framing
 
 
-@pytest.mark.parametrize("distance", [21, 25, 34])
-def test_an_entry_more_than_20_blocks_back_is_missed(distance: int) -> None:
+@pytest.mark.parametrize("distance", [20, 21, 25, 34])
+def test_an_entry_20_or_more_blocks_back_is_missed(distance: int) -> None:
     cache = PromptCache(clock=FakeClock())
     system = [text(1500, "static, no breakpoint")]
     blocks = many_blocks(40)
@@ -408,7 +410,7 @@ def test_an_entry_more_than_20_blocks_back_is_missed(distance: int) -> None:
     result = send(cache, request, system=system)
     assert result.read == 0
     assert result.written == size(request, system=system)
-    assert "more than 20 blocks" in result.explanation
+    assert "20 or more blocks" in result.explanation
 
 
 def test_an_intermediate_breakpoint_bridges_a_long_gap() -> None:
@@ -724,3 +726,217 @@ def test_a_prefix_is_cached_exactly_when_it_reaches_its_models_minimum(
     assert result.written == (prefix if prefix >= minimum else 0)
     if prefix < minimum:
         assert f"below the {minimum:,}-token minimum" in result.explanation
+
+
+# --- automatic caching: one top-level cache_control ----------------------------------------
+
+AUTO = {"type": "ephemeral"}
+
+
+def auto(
+    cache: PromptCache, messages: list[Block], control: Block | None = None, **kwargs: Any
+) -> CacheResult:
+    return cache.process(
+        model=MODEL,
+        tools=kwargs.get("tools"),
+        system=kwargs.get("system"),
+        messages=messages,
+        automatic=control or AUTO,
+    )
+
+
+def test_automatic_caching_marks_the_last_block_and_moves_with_the_conversation() -> None:
+    cache = PromptCache(clock=FakeClock())
+    system = [text(1500, "static, no breakpoint")]
+    messages = conversation(3)
+    first = auto(cache, messages, system=system)
+    assert first.breakpoints == 1
+    assert first.written == size(messages, system=system) and first.uncached == 0
+    longer = messages + conversation(5)[3:]  # two more messages appended
+    second = auto(cache, longer, system=system)
+    assert second.read == first.written
+    assert second.written == size(longer, system=system) - first.written
+    assert second.read_until == "messages[2].content[0]"
+
+
+def test_automatic_caching_with_a_1_hour_ttl_writes_1_hour_entries() -> None:
+    cache = PromptCache(clock=FakeClock())
+    system = [text(1500, "static, no breakpoint")]
+    result = auto(cache, conversation(3), {"type": "ephemeral", "ttl": "1h"}, system=system)
+    assert result.written_1h == result.written > 0
+    with pytest.raises(BadRequestError, match="1h"):  # after a 5-minute breakpoint: refused
+        auto(cache, conversation(3), {"type": "ephemeral", "ttl": "1h"}, system=BIG_SYSTEM)
+
+
+def test_automatic_caching_with_four_block_breakpoints_is_refused() -> None:
+    cache = PromptCache(clock=FakeClock())
+    messages = conversation(5)
+    for i in (0, 1, 2):
+        messages[i]["content"][0] = mark(messages[i]["content"][0])
+    with pytest.raises(BadRequestError, match="no place is left"):
+        auto(cache, messages, system=BIG_SYSTEM)
+
+
+def test_automatic_caching_takes_the_fourth_place_when_three_are_used() -> None:
+    cache = PromptCache(clock=FakeClock())
+    messages = conversation(5)
+    for i in (0, 1):
+        messages[i]["content"][0] = mark(messages[i]["content"][0])
+    result = auto(cache, messages, system=BIG_SYSTEM)
+    assert result.breakpoints == 4 and result.uncached == 0
+
+
+def test_automatic_caching_on_a_block_already_marked_the_same_is_a_no_op() -> None:
+    cache = PromptCache(clock=FakeClock())
+    messages = with_last_marked(conversation(3))
+    assert auto(cache, messages, system=BIG_SYSTEM).breakpoints == 2
+
+
+def test_automatic_caching_on_a_block_marked_with_another_ttl_is_refused() -> None:
+    cache = PromptCache(clock=FakeClock())
+    messages = with_last_marked(conversation(3), ttl="1h")
+    with pytest.raises(BadRequestError, match="ttl"):
+        auto(cache, messages)
+
+
+def test_automatic_caching_skips_back_over_a_block_that_cannot_carry_a_breakpoint() -> None:
+    cache = PromptCache(clock=FakeClock())
+    messages = conversation(2)
+    messages[1]["content"].append({"type": "thinking", "thinking": "hmm", "signature": "s"})
+    result = auto(cache, messages, system=BIG_SYSTEM)
+    blocks = prefix_blocks(None, BIG_SYSTEM, messages)
+    assert result.uncached == blocks[-1].tokens  # the thinking block, after the breakpoint
+
+
+def test_automatic_caching_alone_misses_a_turn_of_20_blocks() -> None:
+    cache = PromptCache(clock=FakeClock())
+    system = [text(1500, "static, no breakpoint")]
+    blocks = many_blocks(40)
+    auto(cache, [{"role": "user", "content": blocks[:6]}], system=system)
+    result = auto(cache, [{"role": "user", "content": blocks[:26]}], system=system)
+    assert result.read == 0
+
+
+def test_the_scripted_model_simulates_a_top_level_cache_control() -> None:
+    model = ScriptedModel([reply("one"), reply("two")])
+    first = ask(model, conversation(1, size=1500), cache_control=AUTO)
+    assert (first.usage.cache_creation_input_tokens or 0) > 0
+    assert first.usage.input_tokens == 0
+    messages = [*conversation(1, size=1500), {"role": "assistant", "content": "one"}]
+    second = ask(model, [*messages, {"role": "user", "content": "and?"}], cache_control=AUTO)
+    assert second.usage.cache_read_input_tokens == first.usage.cache_creation_input_tokens
+
+
+def test_the_scripted_model_refuses_automatic_caching_with_no_place_left() -> None:
+    model = ScriptedModel([reply("never")])
+    messages = conversation(5)
+    for i in (0, 1, 2, 3):
+        messages[i]["content"][0] = mark(messages[i]["content"][0])
+    with pytest.raises(BadRequestError):
+        ask(model, messages, cache_control=AUTO)
+
+
+# --- cache diagnostics: the API's cache_miss_reason ----------------------------------------
+
+
+def print_of(model: str = MODEL, **kwargs: Any) -> Any:
+    from harness.model.cache import fingerprint
+
+    return fingerprint(
+        model,
+        kwargs.get("tools"),
+        kwargs.get("system"),
+        kwargs.get("messages", conversation(3)),
+        kwargs.get("extra"),
+    )
+
+
+def test_diagnose_says_nothing_when_the_request_only_grew() -> None:
+    from harness.model.cache import diagnose
+
+    before = print_of(messages=conversation(3), system=BIG_SYSTEM)
+    after = print_of(messages=conversation(5), system=BIG_SYSTEM)
+    assert diagnose(before, after) is None
+    assert diagnose(None, after) is None
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"model": "claude-opus-4-7"}, "model_changed"),
+        ({"tools": [tool_def("read"), tool_def("write")]}, "tools_changed"),
+        ({"system": [mark(text(1500, "another system prompt"))]}, "system_changed"),
+        ({"messages": conversation(2) + conversation(4)[3:]}, "messages_changed"),
+        ({"messages": conversation(2)}, "messages_changed"),
+        ({"extra": {"tool_choice": {"type": "any"}}}, "unavailable"),
+    ],
+)
+def test_diagnose_names_the_first_divergence_in_the_apis_words(
+    change: dict[str, Any], expected: str
+) -> None:
+    from harness.model.cache import diagnose
+
+    base: dict[str, Any] = {"tools": [tool_def("read")], "system": BIG_SYSTEM}
+    before = print_of(**base, messages=conversation(3))
+    after = print_of(**{**base, "messages": conversation(3), **change})
+    reason = diagnose(before, after)
+    assert reason is not None and reason.type == expected
+    missed = getattr(reason, "cache_missed_input_tokens", None)
+    assert missed is None or 0 < missed <= size(conversation(3), **base)
+
+
+def test_a_tool_added_at_the_end_is_tools_changed_not_system_changed() -> None:
+    from harness.model.cache import diagnose
+
+    before = print_of(tools=[tool_def("read")], system=BIG_SYSTEM)
+    after = print_of(tools=[tool_def("read"), tool_def("write")], system=BIG_SYSTEM)
+    reason = diagnose(before, after)
+    assert reason is not None and reason.type == "tools_changed"
+
+
+def test_an_expired_entry_is_a_miss_the_diagnostics_do_not_name() -> None:
+    clock = FakeClock()
+    cache = PromptCache(clock=clock)
+    messages = with_last_marked(conversation(3))
+    send(cache, messages, system=BIG_SYSTEM)
+    clock.advance(6 * 60)
+    result = send(cache, messages, system=BIG_SYSTEM)
+    assert result.read == 0 and "expired" in result.explanation
+    assert result.miss_reason is None
+
+
+def test_the_cache_result_carries_the_reason_next_to_the_explanation() -> None:
+    cache = PromptCache(clock=FakeClock())
+    send(cache, with_last_marked(conversation(3)), system=BIG_SYSTEM)
+    other = [mark(text(1500, "a changed system prompt"))]
+    result = send(cache, with_last_marked(conversation(3)), system=other)
+    assert "first change since the last request: system[0]" in result.explanation
+    assert result.miss_reason is not None and result.miss_reason.type == "system_changed"
+
+
+def test_the_scripted_model_answers_diagnostics_as_the_api_does() -> None:
+    model = ScriptedModel([reply("a"), reply("b"), reply("c"), reply("d")])
+    first = ask(
+        model, conversation(1), system=BIG_SYSTEM, diagnostics={"previous_message_id": None}
+    )
+    assert first.diagnostics is None  # opted in; nothing to compare with yet
+    grown = [*conversation(1), {"role": "assistant", "content": "a"}, *conversation(3)[2:]]
+    same = ask(model, grown, system=BIG_SYSTEM, diagnostics={"previous_message_id": first.id})
+    assert same.diagnostics is None  # only appended: nothing diverged
+    changed = ask(
+        model,
+        grown,
+        system=[mark(text(1500, "edited"))],
+        diagnostics={"previous_message_id": same.id},
+    )
+    assert changed.diagnostics is not None
+    reason = changed.diagnostics.cache_miss_reason
+    assert reason is not None and reason.type == "system_changed"
+    lost = ask(model, grown, diagnostics={"previous_message_id": "msg_unknown"})
+    assert lost.diagnostics is not None and lost.diagnostics.cache_miss_reason is not None
+    assert lost.diagnostics.cache_miss_reason.type == "previous_message_not_found"
+
+
+def test_without_diagnostics_the_reply_has_none() -> None:
+    model = ScriptedModel([reply("a")])
+    assert ask(model, conversation(1), system=BIG_SYSTEM).diagnostics is None

@@ -511,6 +511,50 @@ def test_prompt_caching_moves_the_breakpoint_and_reads_from_the_second_request(
         assert request.cache.read_until.startswith("messages[")
 
 
+def test_automatic_prompt_caching_sends_one_top_level_cache_control(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [
+            reply(tool_calls=[tool_call("echo", text="one")]),
+            reply(tool_calls=[tool_call("echo", text="two")]),
+            reply("done"),
+        ]
+    )
+    caching = PromptCaching(automatic=True)
+    agent = Agent(
+        model,
+        tools=[echo],
+        system=big_static_prompt().render(),
+        workspace=tmp_path,
+        clock=FakeClock(),
+        plugins=[caching],
+    )
+    list(agent.run("echo two things"))
+    for request in model.requests:
+        assert request.extra["cache_control"] == {"type": "ephemeral"}
+        assert "cache_control" not in json.dumps(request.messages)  # nothing marked by hand
+        assert request.tools is not None and "cache_control" not in request.tools[-1]
+        assert request.cache is not None and request.cache.uncached == 0
+    reads = [c.usage.cache_read_input_tokens or 0 for c in agent.meter.calls]
+    assert reads[0] == 0 and all(r > 0 for r in reads[1:]) and reads == sorted(reads)
+
+
+def test_prompt_caching_is_explicit_by_default() -> None:
+    assert PromptCaching().automatic is False
+
+
+def test_with_automatic_caching_leaves_the_request_it_was_given_alone() -> None:
+    from harness.loop import ModelRequest
+    from harness.prompt import with_automatic_caching
+
+    request = ModelRequest(
+        model="claude-sonnet-4-6", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+    )
+    hour = with_automatic_caching(request, ttl="1h")
+    assert hour.extra == {"cache_control": {"type": "ephemeral", "ttl": "1h"}}
+    assert request.extra == {}
+    assert hour.kwargs()["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+
+
 def test_tools_get_a_one_hour_breakpoint_when_the_system_prompt_caches_for_an_hour() -> None:
     from harness.loop import ModelRequest
     from harness.prompt import with_breakpoints
@@ -587,7 +631,7 @@ def test_without_the_fourth_breakpoint_the_wide_turn_misses(tmp_path: Path) -> N
     process(without, before.messages)
     missed = process(without, only_last)
     assert missed.read_until == "system[0]"  # only the tools and the static prompt
-    assert "more than 20 blocks" in missed.explanation
+    assert "20 or more blocks" in missed.explanation
 
     with_fourth = PromptCache()
     previous = process(with_fourth, before.messages)

@@ -4,9 +4,15 @@ The API caches *prefixes* of a request. The prefix runs in a fixed order, tools,
 system prompt, then the messages, block by block, and is only ever cached up to a block
 that carries ``cache_control`` (a breakpoint). On the next request:
 
-* a breakpoint reads the longest cached prefix ending at it, or at any of the 20 blocks
-  before it (the lookback), and then writes the prefix up to itself;
+* a breakpoint reads the longest cached prefix ending at it or at one of the blocks before
+  it, 20 positions in all, the breakpoint counted first (the lookback), and then writes the
+  prefix up to itself;
 * at most 4 breakpoints are allowed (a 5th is a 400);
+* *automatic caching*: one ``cache_control`` at the top level of the request (not on a
+  block) acts as a breakpoint on the last block that can carry one, and so moves forward as
+  the conversation grows. It takes one of the 4 places; a request whose last block already
+  carries the same marker is unchanged, one with a different ``ttl`` there is a 400, and one
+  with 4 block breakpoints already is a 400 (no place left);
 * an entry lives 5 minutes (or 1 hour with ``"ttl": "1h"``), and each read renews it;
 * a prefix shorter than the model's minimum is silently not cached. The minimum is per
   model and not monotonic across generations: 1,024 tokens for Sonnet 4.5 and 4.6 (the
@@ -14,6 +20,11 @@ that carries ``cache_control`` (a breakpoint). On the next request:
   Opus 5 (the table is :data:`MINIMUM_CACHEABLE_TOKENS`);
 * any change to a block changes every prefix that contains it: the request misses from
   the first changed block on.
+
+Why a request missed is said twice: :attr:`CacheResult.explanation` in the simulator's own
+words (what was read and written, and why not more), and :attr:`CacheResult.miss_reason` in
+the API's vocabulary, the ``diagnostics.cache_miss_reason`` the API returns when a request
+names the previous response (:func:`diagnose`, with the SDK's own classes).
 
 Usage then splits the prompt three ways: ``cache_read_input_tokens`` (the prefix found),
 ``cache_creation_input_tokens`` (from there to the last breakpoint, written now) and
@@ -31,9 +42,18 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, Literal
+
+from anthropic.types import (
+    CacheMissMessagesChanged,
+    CacheMissModelChanged,
+    CacheMissReason,
+    CacheMissSystemChanged,
+    CacheMissToolsChanged,
+    CacheMissUnavailable,
+)
 
 from harness import tokens
 from harness.clock import Clock, FakeClock
@@ -109,6 +129,16 @@ class PrefixBlock:
     digest: str
     """Hash of every block up to and including this one (``cache_control`` left out)."""
     breakpoint: TTL | None
+    cacheable: bool = True
+    """Whether the block can carry ``cache_control`` (thinking blocks and empty text cannot):
+    automatic caching skips back over the ones that cannot."""
+
+
+def _cacheable(block: Mapping[str, Any]) -> bool:
+    kind = block.get("type")
+    if kind in ("thinking", "redacted_thinking"):
+        return False
+    return not (kind == "text" and not block.get("text"))
 
 
 def _canonical(block: Mapping[str, Any]) -> str:
@@ -155,8 +185,120 @@ def prefix_blocks(
     for where, block, size in items:
         running.update(_canonical(block).encode())
         running.update(b"\x1e")
-        out.append(PrefixBlock(where, size, running.copy().hexdigest()[:16], _ttl(block)))
+        digest = running.copy().hexdigest()[:16]
+        out.append(PrefixBlock(where, size, digest, _ttl(block), _cacheable(block)))
     return out
+
+
+def with_automatic(
+    blocks: list[PrefixBlock], control: Mapping[str, Any] | None
+) -> list[PrefixBlock]:
+    """The blocks as the cache sees them once a top-level ``cache_control`` is applied.
+
+    ``control`` is the request's top-level ``cache_control`` (``None``: automatic caching is
+    off, the blocks are returned as they are). It becomes a breakpoint on the last block that
+    can carry one; as the API documents it: nothing changes if that block already carries the
+    same marker; a different ``ttl`` there, or 4 block breakpoints already, is a 400 (the
+    wording of both errors is our guess); with no block that can carry one, nothing is cached.
+    """
+    if not control:
+        return blocks
+    ttl: TTL = "1h" if control.get("ttl") == "1h" else "5m"
+    target = next((i for i in range(len(blocks) - 1, -1, -1) if blocks[i].cacheable), None)
+    if target is None:
+        return blocks
+    already = blocks[target].breakpoint
+    if already == ttl:
+        return blocks
+    if already is not None:
+        raise faults.invalid_request(
+            f"cache_control: the top-level cache_control has ttl={ttl!r}, but the last "
+            f"cacheable block ({blocks[target].where}) already has ttl={already!r}"
+        )
+    explicit = sum(1 for b in blocks if b.breakpoint)
+    if explicit >= MAX_BREAKPOINTS:
+        raise faults.invalid_request(
+            f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided, and "
+            f"the request has {explicit}: no place is left for the top-level cache_control."
+        )
+    out = list(blocks)
+    out[target] = replace(blocks[target], breakpoint=ttl)
+    return out
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What the API keeps of a request to diagnose the next one: its model, the digests of
+    its prefix blocks (with their sizes), and its other prompt-affecting parameters."""
+
+    model: str
+    blocks: tuple[PrefixBlock, ...]
+    others: str = ""
+    """``tool_choice``, ``thinking`` and ``output_config``, serialised: when only these
+    differ the API answers ``unavailable``."""
+
+
+PROMPT_AFFECTING = ("tool_choice", "thinking", "output_config")
+
+
+def fingerprint(
+    model: str,
+    tools: Sequence[Mapping[str, Any]] | None,
+    system: str | Sequence[Mapping[str, Any]] | None,
+    messages: Sequence[Mapping[str, Any]],
+    extra: Mapping[str, Any] | None = None,
+) -> Fingerprint:
+    others = {k: v for k, v in (extra or {}).items() if k in PROMPT_AFFECTING}
+    return Fingerprint(
+        model,
+        tuple(prefix_blocks(tools, system, messages)),
+        json.dumps(others, sort_keys=True, default=str),
+    )
+
+
+_SECTIONS = ("tools", "system", "messages")
+
+
+def _section(block: PrefixBlock) -> str:
+    return block.where.split("[")[0]
+
+
+def diagnose(previous: Fingerprint | None, current: Fingerprint) -> CacheMissReason | None:
+    """What the API's cache diagnostics say of ``current`` against ``previous``.
+
+    The API compares the two requests' structure, whether or not the cache hit, and names the
+    first place they diverge: ``model_changed``, ``tools_changed``, ``system_changed`` or
+    ``messages_changed`` (an earlier message differs, rather than new ones appended), each
+    with ``cache_missed_input_tokens``; ``unavailable`` when only other prompt-affecting
+    parameters differ; ``None`` (the API's ``diagnostics: null``) when nothing diverged, as
+    after an expired entry. ``previous_message_not_found`` is the caller's to say (the API
+    keeps fingerprints only of requests that asked for diagnostics).
+
+    ``cache_missed_input_tokens`` is approximate in the API; ours is the previous request's
+    tokens from the first difference on, what a matching prefix would have let this one read.
+    """
+    if previous is None:
+        return None
+    old, new = previous.blocks, current.blocks
+    if previous.model != current.model:
+        missed = sum(b.tokens for b in old)
+        return CacheMissModelChanged(type="model_changed", cache_missed_input_tokens=missed)
+    first = next(
+        (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a.digest != b.digest),
+        min(len(old), len(new)),
+    )
+    if first >= len(old):  # the same, or only new blocks appended
+        if previous.others != current.others:
+            return CacheMissUnavailable(type="unavailable")
+        return None
+    sections = [_section(old[first])] + ([_section(new[first])] if first < len(new) else [])
+    where = min(sections, key=_SECTIONS.index)
+    missed = sum(b.tokens for b in old[first:])
+    if where == "tools":
+        return CacheMissToolsChanged(type="tools_changed", cache_missed_input_tokens=missed)
+    if where == "system":
+        return CacheMissSystemChanged(type="system_changed", cache_missed_input_tokens=missed)
+    return CacheMissMessagesChanged(type="messages_changed", cache_missed_input_tokens=missed)
 
 
 @dataclass(frozen=True)
@@ -171,8 +313,11 @@ class CacheResult:
     read_until: str | None
     """The last block read from cache (``None``: nothing was read)."""
     explanation: str
-    """In words: what was read and written, or why nothing was (the teaching twin of the
-    API's cache-miss reasons)."""
+    """In words: what was read and written, or why nothing was (the simulator's own words;
+    :attr:`miss_reason` says it in the API's vocabulary)."""
+    miss_reason: CacheMissReason | None = None
+    """What the API's ``diagnostics.cache_miss_reason`` would say of this request against the
+    one this cache saw just before it (see :func:`diagnose`); ``None``: nothing diverged."""
 
     @property
     def written(self) -> int:
@@ -200,6 +345,7 @@ class PromptCache:
     lookback: int = LOOKBACK_BLOCKS
     entries: dict[tuple[str, str], _Entry] = field(default_factory=dict)
     _last: dict[str, tuple[list[PrefixBlock], float, int]] = field(default_factory=dict)
+    _previous: Fingerprint | None = None
 
     def process(
         self,
@@ -208,9 +354,14 @@ class PromptCache:
         tools: Sequence[Mapping[str, Any]] | None,
         system: str | Sequence[Mapping[str, Any]] | None,
         messages: Sequence[Mapping[str, Any]],
+        automatic: Mapping[str, Any] | None = None,
     ) -> CacheResult:
-        """Look the request up, write its breakpoints, and say how its tokens split."""
-        blocks = prefix_blocks(tools, system, messages)
+        """Look the request up, write its breakpoints, and say how its tokens split.
+
+        ``automatic`` is the request's top-level ``cache_control``, if it has one.
+        """
+        current = fingerprint(model, tools, system, messages)
+        blocks = with_automatic(list(current.blocks), automatic)
         marks = [i for i, b in enumerate(blocks) if b.breakpoint]
         _check_breakpoints(blocks, marks)
         now = self.clock.now()
@@ -221,7 +372,7 @@ class PromptCache:
 
         read_end = 0  # blocks [0, read_end) come from the cache
         for mark in marks:
-            for j in range(mark, max(-1, mark - self.lookback - 1), -1):
+            for j in range(mark, max(-1, mark - self.lookback), -1):
                 entry = self.entries.get((model, blocks[j].digest))
                 if entry is not None:
                     entry.expires_at = now + entry.ttl  # a read renews the entry
@@ -245,6 +396,8 @@ class PromptCache:
         written = cumulative[write_end] - read
         explanation = self._explain(model, blocks, marks, read_end, write_end, now)
         self._last[model] = (blocks, now, write_end)
+        miss_reason = diagnose(self._previous, current)
+        self._previous = current
         return CacheResult(
             read=read,
             written_5m=written - written_1h,
@@ -253,6 +406,7 @@ class PromptCache:
             breakpoints=len(marks),
             read_until=blocks[read_end - 1].where if read_end else None,
             explanation=explanation,
+            miss_reason=miss_reason,
         )
 
     def minimum_for(self, model: str) -> int:
@@ -305,16 +459,21 @@ class PromptCache:
             return f" (idle {idle / 60:.1f} min, longer than the {span} TTL: the entry expired)"
         if all(mark < old_write_end - 1 for mark in marks):
             return " (every breakpoint comes before the end of the prefix cached last time)"
-        return f" (the cached prefix ends more than {self.lookback} blocks before every breakpoint)"
+        return (
+            f" (the cached prefix ends {self.lookback} or more blocks before every breakpoint, "
+            "out of the lookback's reach)"
+        )
 
 
 def check_breakpoints(
     tools: Sequence[Mapping[str, Any]] | None,
     system: str | Sequence[Mapping[str, Any]] | None,
     messages: Sequence[Mapping[str, Any]],
+    automatic: Mapping[str, Any] | None = None,
 ) -> None:
-    """Refuse what the API refuses (400): over 4 breakpoints, a 1-hour one after a 5-minute one."""
-    blocks = prefix_blocks(tools, system, messages)
+    """Refuse what the API refuses (400): over 4 breakpoints, a 1-hour one after a 5-minute one,
+    a top-level ``cache_control`` (``automatic``) with no place left or a clashing ``ttl``."""
+    blocks = with_automatic(prefix_blocks(tools, system, messages), automatic)
     _check_breakpoints(blocks, [i for i, b in enumerate(blocks) if b.breakpoint])
 
 

@@ -11,7 +11,13 @@ truncate, it refuses or truncates the same way, with the SDK's own classes.
   estimator the harness uses to plan), output tokens from the reply. The prompt is split
   between cache reads, cache writes and plain input by a prompt-cache simulator
   (``harness.model.cache``, chapter 03); with no ``cache_control`` in a request, as in
-  chapters 00-02, the cache fields are present and zero.
+  chapters 00-02, the cache fields are present and zero. A top-level ``cache_control``
+  (``create(..., cache_control={"type": "ephemeral"})``) is automatic caching, simulated as
+  the API documents it.
+* A request with ``diagnostics={"previous_message_id": ...}`` gets the API's cache
+  diagnostics back in ``Message.diagnostics``: why its prefix diverged from that earlier
+  response's request (``harness.model.cache.diagnose``), ``previous_message_not_found`` if
+  that request did not ask for diagnostics, and ``None`` when nothing diverged.
 * It checks each request as the API does: the body must be sendable (no lone surrogates in
   any text), ``max_tokens`` a whole number from 1 up to the model's output limit, system
   blocks non-blank text, tools well named (``^[a-zA-Z0-9_-]{1,128}$``, unique) and with an
@@ -35,6 +41,8 @@ from typing import Any, Literal
 
 from anthropic.types import (
     CacheCreation,
+    CacheMissPreviousMessageNotFound,
+    Diagnostics,
     Message,
     StopReason,
     TextBlock,
@@ -54,7 +62,14 @@ from harness.messages import (
     validate,
 )
 from harness.model import faults
-from harness.model.cache import CacheResult, PromptCache, check_breakpoints
+from harness.model.cache import (
+    CacheResult,
+    Fingerprint,
+    PromptCache,
+    check_breakpoints,
+    diagnose,
+    fingerprint,
+)
 
 
 @dataclass(frozen=True)
@@ -312,6 +327,8 @@ class ScriptedModel:
         """Answer matching requests without using a script step (see :meth:`answer_when`)."""
         self._position = 0
         self._ids = {"msg": 0, "toolu": 0}
+        self._fingerprints: dict[str, Fingerprint] = {}
+        """Kept by response id, for requests that asked for diagnostics (as the API does)."""
 
     # -- the script ------------------------------------------------------------------------
 
@@ -389,7 +406,9 @@ class ScriptedModel:
             request, input_tokens=self.count_tokens(messages=messages, system=system, tools=tools)
         )
         self.requests[-1] = request
-        check_breakpoints(request.tools, request.system, request.messages)
+        check_breakpoints(
+            request.tools, request.system, request.messages, request.extra.get("cache_control")
+        )
         if request.input_tokens > self.context_window:
             raise faults.prompt_too_long(request.input_tokens, self.context_window)
         responder = next(
@@ -447,16 +466,44 @@ class ScriptedModel:
         else:
             stop_reason = step.stop_reason or ("tool_use" if step.tool_calls else "end_turn")
         output_tokens = sum(tokens.estimate_block(as_block(block)) for block in content)
+        usage = self._usage(request, output_tokens)
+        message_id = self._new_id("msg")
+        # Diagnostics appear only in a reply to a request that asked for them, as from the API.
+        asked = "diagnostics" in request.extra
+        extra = {"diagnostics": self._diagnostics(request, message_id)} if asked else {}
         return Message(
-            id=self._new_id("msg"),
+            id=message_id,
             type="message",
             role="assistant",
             model=request.model,
             content=list(content),
             stop_reason=stop_reason,
             stop_sequence=stop_sequence,
-            usage=self._usage(request, output_tokens),
+            usage=usage,
+            **extra,
         )
+
+    def _diagnostics(self, request: Request, message_id: str) -> Diagnostics | None:
+        """The API's cache diagnostics, for a request that asked for them (else ``None``)."""
+        asked = request.extra.get("diagnostics")
+        if not isinstance(asked, Mapping):
+            return None
+        current = fingerprint(
+            request.model, request.tools, request.system, request.messages, request.extra
+        )
+        self._fingerprints[message_id] = current
+        previous_id = asked.get("previous_message_id")
+        if previous_id is None:  # the first turn: opted in, nothing to compare with
+            return None
+        previous = self._fingerprints.get(previous_id)
+        if previous is None:
+            return Diagnostics(
+                cache_miss_reason=CacheMissPreviousMessageNotFound(
+                    type="previous_message_not_found"
+                )
+            )
+        reason = diagnose(previous, current)
+        return Diagnostics(cache_miss_reason=reason) if reason is not None else None
 
     def _usage(self, request: Request, output_tokens: int) -> Usage:
         """Usage as the API reports it: the prompt split by the cache simulator (chapter 03)."""
@@ -465,6 +512,7 @@ class ScriptedModel:
             tools=request.tools,
             system=request.system,
             messages=request.messages,
+            automatic=request.extra.get("cache_control"),
         )
         for i in range(len(self.requests) - 1, -1, -1):  # by identity: equal requests may repeat
             if self.requests[i] is request:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from anthropic.types import CacheMissReason
+
 from harness import pricing
 from harness.model.cache import prefix_blocks
 from harness.model.scripted import Request
@@ -27,14 +29,19 @@ def prefix_table(request: Request) -> Rendered:
 
 
 def cache_table(
-    requests: Sequence[Request], calls: Sequence[pricing.MeteredCall], *, first: int = 1
+    requests: Sequence[Request],
+    calls: Sequence[pricing.MeteredCall],
+    *,
+    first: int = 1,
+    diagnostics: bool = False,
 ) -> Rendered:
     """One row per model call: how its prompt split between cache reads, cache writes and
     uncached input, what the call cost, and the cache's explanation in words.
 
     ``requests`` are the scripted model's (those that got a reply carry their ``cache``
     split); ``calls`` are the agent's meter, in the same order. Calls are numbered from
-    ``first``.
+    ``first``. ``diagnostics=True`` adds what the API's cache diagnostics would say of each
+    call against the one before (``cache_miss_reason``; ``null``: nothing diverged).
     """
     answered = [r for r in requests if r.cache is not None]
     if len(answered) != len(calls):
@@ -55,5 +62,17 @@ def cache_table(
                 split.explanation,
             ]
         )
+        if diagnostics:
+            rows[-1].append(miss_reason_text(split.miss_reason))
     headers = ["call", "prompt", "cache read", "cache write", "uncached", "cost", "the cache says"]
+    if diagnostics:
+        headers.append("cache_miss_reason")
     return table(headers, rows)
+
+
+def miss_reason_text(reason: CacheMissReason | None) -> str:
+    """A ``cache_miss_reason`` in one line: its type, and the tokens it says were missed."""
+    if reason is None:
+        return "null"
+    missed = getattr(reason, "cache_missed_input_tokens", None)
+    return reason.type if missed is None else f"{reason.type} ({missed:,} tokens)"
