@@ -5,11 +5,14 @@ compact from this). Real tokenizers are not public, so offline we estimate, the 
 Code does between API calls (its rough estimate is ``len(text) / 4``). Ours refines that a
 little so that non-Latin text is not badly under-counted:
 
-* ASCII text: one token per 4 characters (rounded up). Real Claude tokenizers give about
-  3.5-4.5 characters per token on English prose and 2.5-3.5 on code and JSON, so this
-  under-counts code by up to ~40%; that is why thresholds keep a safety margin.
+* ASCII text: one token per 4 characters (rounded up). The tokenizer of Claude models before
+  4.7 gives about 3.5-4.5 characters per token on English prose and 2.5-3.5 on code and JSON
+  (rough ranges, not a measurement), so this under-counts code by up to ~40%; that is why
+  thresholds keep a safety margin. Claude 4.7 and later use a new tokenizer that counts about
+  30% more tokens for the same text, so for them this under-counts everything.
 * Any other character (CJK, accented letters, emoji): one token each. For Chinese the real
-  figure is roughly 1-1.5 tokens per character, so this is close or slightly low.
+  figure is roughly 1-1.5 tokens per character before Claude 4.7, so this is close or
+  slightly low.
 * Framing: a few tokens per message and per block for the role and structure markers, and
   the documented tool-use system prompt (346 tokens for ``tool_choice`` auto on Claude 4
   class models) whenever tools are sent.

@@ -16,7 +16,9 @@ so the next request writes everything after the first cleared result to cache ag
 * by count: clear in batches (wait until there are many results to clear, then clear down
   to the 5 most recent), so the cache is broken rarely and each break frees a lot;
 * by time: when the run was idle longer than the cache TTL, the cache is already cold and
-  clearing costs nothing extra.
+  clearing costs nothing extra. The default, 5 minutes, assumes the 5-minute TTL this
+  harness's requests use. Claude Code caches its main requests for 1 hour, and its idle
+  trigger is reported as 60 minutes in recent versions (observed): match the TTL in use.
 
 ``microcompact`` is a pure function: the input list and its dicts are left untouched.
 """
@@ -173,8 +175,10 @@ class Microcompact(Plugin):
       prompt cache from the first cleared result on, so it is done in batches, not one
       result per turn (the API's own context editing has ``clear_at_least`` for the same
       reason). 10 is our choice, not a documented Claude Code number.
-    * time: when more than ``idle_seconds`` (the 5-minute cache TTL) passed since the last
-      reply, the cache has expired anyway, so everything but the recent results goes.
+    * time: when more than ``idle_seconds`` passed since the last reply, the cache has
+      expired anyway, so everything but the recent results goes. 300 seconds assumes the
+      5-minute cache TTL of this harness's requests; with 1-hour cache breakpoints use 3600
+      (Claude Code, whose main requests use 1-hour caches, is reported at 60 minutes).
     """
 
     def __init__(
