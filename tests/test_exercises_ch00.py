@@ -63,7 +63,7 @@ def test_turn_cost_with_every_write_at_the_5_minute_price_is_rejected() -> None:
 
 def test_turn_cost_divided_by_a_thousand_is_rejected() -> None:
     def slip(usage: Usage, model: str) -> float:
-        return solutions.turn_cost(usage, model) * 1_000
+        return float(solutions.turn_cost(usage, model)) * 1_000
 
     assert not ch00.check_turn_cost(slip)
 
