@@ -11,7 +11,7 @@ Checks test the mechanism, not a shortcut: where the package already has a funct
 answers the exercise, the check refuses code that just calls it (see :func:`forbid`).
 
 The solutions live in ``chapters/solutions/`` (one file per chapter, the same names as the
-stubs); ``tests/test_exercises.py`` runs every check against its solution, against the stub
+stubs); ``tests/test_exercises_chNN.py`` runs every check against its solution, against the stub
 and against plausible wrong answers.
 """
 
