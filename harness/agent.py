@@ -16,7 +16,7 @@ from harness.clock import Clock, RealClock
 from harness.loop import AgentConfig, BaseAgent, Plugin, StopHook
 from harness.model.base import Model
 from harness.tools.base import Tool, ToolContext, ToolRegistry
-from harness.tools.dispatch import ToolRunner
+from harness.tools.dispatch import ToolRunner, turn_budget
 from harness.tools.hooks import Hooks
 from harness.tools.permissions import Approver, Permissions, deny_all
 from harness.tools.storage import ResultStorage
@@ -75,3 +75,4 @@ class Agent(BaseAgent):
             stop_hooks=stop_hooks,
             **settings,
         )
+        runner.turn_budget = turn_budget(self.context_window)

@@ -10,7 +10,10 @@ plug in at its named points:
   hooks, parallel reads: the tool runner);
 * Stop hooks: when the model is about to end its turn, they may send it back to work.
 
-A :class:`Plugin` implements any of the first three. :class:`BaseAgent` is the loop over two
+A :class:`Plugin` implements any of the first three, and ``on_stop``, its own stop hook. A
+``call_model`` layer that cannot get a reply ends the run by raising :class:`StopRun` with an
+event that says why (error recovery gives up this way); the loop yields that event and
+returns, so the run ends cleanly instead of raising. :class:`BaseAgent` is the loop over two
 protocols, ``Model`` and ``ToolCalls``; ``harness.Agent`` is the one you normally build: the
 same loop, with the tool runner made for you from a list of tools.
 """
@@ -46,6 +49,8 @@ from harness.pricing import CostMeter
 # Claude Code's wording for a tool call cut short, so the conversation stays valid.
 INTERRUPTED = "[Request interrupted by user for tool use]"
 
+DEFAULT_CONTEXT_WINDOW = 200_000  # the standard window of Claude models (some offer 1M)
+
 StopHook = Callable[[Message], str | None]
 """Gets the final reply; returns a reason to keep going (sent to the model), or None."""
 
@@ -59,6 +64,10 @@ class AgentConfig(BaseModel):
     """Output tokens per reply. Claude Code's default is 8K, raised to 64K only on demand."""
     max_turns: int = Field(50, gt=0)
     """Turns per run (a model call and the tools it asked for) before ``MaxTurnsReached``."""
+    context_window: int | None = Field(None, gt=0)
+    """The model's context window in tokens; ``None``: the model's own ``context_window``
+    attribute if it has one (the scripted model does), else 200K. The tool runner holds one
+    turn's results to a share of it (chapter 06)."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +124,24 @@ class Plugin:
 
     def after_reply(self, agent: BaseAgent, reply: Message) -> None:
         """Runs once the reply has joined the conversation."""
+
+    def on_stop(self, agent: BaseAgent, reply: Message) -> str | None:
+        """Runs when the model is about to end its turn, after the Stop hooks: return text
+        to send it back to work (say, "continue where you were cut off"), or None."""
+        return None
+
+
+class StopRun(Exception):
+    """Raised by a ``call_model`` layer to end the run with ``event`` instead of a reply.
+
+    The loop catches it around the model call, yields the event and returns. Only for the
+    loop's own requests: a side request (a compaction's summary) raises the API's error, which
+    its caller handles.
+    """
+
+    def __init__(self, event: Event) -> None:
+        super().__init__(str(event))
+        self.event = event
 
 
 class ToolCalls(Protocol):
@@ -204,7 +231,12 @@ class BaseAgent:
                 yield from self._before_request()  # compaction plugs in here
                 request = self.request()
                 yield ModelCalled(turn, len(request.messages), self._estimate(request))
-                reply = self.call(request)  # error recovery wraps this
+                try:
+                    reply = self.call(request)  # error recovery wraps this
+                except StopRun as stop:  # a layer gave up: the run ends, and says why
+                    yield from self._drain()
+                    yield stop.event
+                    return
                 yield from self._drain()
                 self.messages.append(m.from_reply(reply))
                 yield AssistantReplied(turn, reply)
@@ -220,6 +252,13 @@ class BaseAgent:
                 results = yield from self.tools.run(calls)  # permissions, hooks, threads
                 self.messages.append(m.user(results))
             yield MaxTurnsReached(self.config.max_turns)
+
+    @property
+    def context_window(self) -> int:
+        """The model's context window: ``config.context_window``, else the model's own
+        ``context_window`` (the scripted model's), else 200K."""
+        window = self.config.context_window or getattr(self.model, "context_window", None)
+        return window if isinstance(window, int) and window > 0 else DEFAULT_CONTEXT_WINDOW
 
     # -- the named points --------------------------------------------------------------------
 
@@ -244,7 +283,9 @@ class BaseAgent:
 
         def innermost(r: ModelRequest) -> Message:
             reply = self.model.create(**r.kwargs())
-            self.meter.record(r.model, reply.usage)  # every call is billed, kept or not
+            # Every call is billed, kept or not, at the model that served it (a fallback
+            # model's reply says so in ``reply.model``).
+            self.meter.record(reply.model or r.model, reply.usage)
             return reply
 
         call: Callable[[ModelRequest], Message] = innermost
@@ -293,6 +334,11 @@ class BaseAgent:
                 continue
             yield HookReported("Stop", "", "continued", reason)
             return reason
+        for plugin in self.plugins:  # a plugin's own stop hook reports itself, by event
+            reason = plugin.on_stop(self, reply)
+            yield from self._drain()
+            if reason and prompt_problem(reason) is None:
+                return reason
         return None
 
     # -- helpers -----------------------------------------------------------------------------

@@ -73,6 +73,8 @@ CHAPTER: dict[str, int] = {
     "harness.compaction.summary": 5,
     "harness.compaction.auto": 5,
     "harness.model.scripted_summary": 5,
+    # 06: error recovery.
+    "harness.recovery": 6,
 }
 
 

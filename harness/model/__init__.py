@@ -5,9 +5,11 @@ from harness.model.base import DEFAULT_MODEL, Model, is_live, model_name
 from harness.model.default import default_model
 from harness.model.live import AnthropicModel
 from harness.model.scripted import (
+    Fault,
     Reply,
     Request,
     ScriptedModel,
+    ScriptedStream,
     ScriptExhausted,
     Step,
     ToolCall,
@@ -18,11 +20,13 @@ from harness.model.scripted import (
 __all__ = [
     "DEFAULT_MODEL",
     "AnthropicModel",
+    "Fault",
     "Model",
     "Reply",
     "Request",
     "ScriptExhausted",
     "ScriptedModel",
+    "ScriptedStream",
     "Step",
     "ToolCall",
     "default_model",

@@ -27,6 +27,7 @@ from anthropic import (
     OverloadedError,
     RateLimitError,
 )
+from anthropic._error_classes import make_status_error  # the SDK's status -> class table
 
 API_URL = "https://api.anthropic.com/v1/messages"
 
@@ -35,13 +36,9 @@ def _request() -> httpx2.Request:
     return httpx2.Request("POST", API_URL)
 
 
-def _error(
-    cls: type[APIStatusError],
-    status: int,
-    error_type: str,
-    message: str,
-    headers: dict[str, str] | None = None,
-) -> APIStatusError:
+def _body_and_response(
+    status: int, error_type: str, message: str, headers: dict[str, str] | None
+) -> tuple[dict[str, Any], httpx2.Response]:
     # Real ids are random (req_011C...); ours derive from the error, so stored notebook outputs
     # are stable and no counter is kept between calls.
     digest = hashlib.sha256(f"{status} {error_type} {message}".encode()).hexdigest()
@@ -57,13 +54,28 @@ def _error(
         content=json.dumps(body).encode(),
         request=_request(),
     )
+    return body, response
+
+
+def _error(
+    cls: type[APIStatusError],
+    status: int,
+    error_type: str,
+    message: str,
+    headers: dict[str, str] | None = None,
+) -> APIStatusError:
+    body, response = _body_and_response(status, error_type, message, headers)
     # The SDK's own wording: "Error code: 429 - {'type': 'error', ...}".
     return cls(f"Error code: {status} - {body}", response=response, body=body)
 
 
-def rate_limited(retry_after: float | None = 30) -> RateLimitError:
-    """429 ``rate_limit_error``, with a ``retry-after`` header (seconds) unless ``None``."""
-    headers = {} if retry_after is None else {"retry-after": f"{retry_after:g}"}
+def rate_limited(
+    retry_after: float | str | None = 30, *, headers: dict[str, str] | None = None
+) -> RateLimitError:
+    """429 ``rate_limit_error``, with a ``retry-after`` header unless ``None``: seconds, or a
+    string sent as it is (an HTTP date, say). ``headers`` adds others (``retry-after-ms``)."""
+    given = {} if retry_after is None else {"retry-after": _header(retry_after)}
+    headers = {**given, **(headers or {})}
     error = _error(
         RateLimitError,
         429,
@@ -77,9 +89,13 @@ def rate_limited(retry_after: float | None = 30) -> RateLimitError:
     return error
 
 
-def overloaded() -> OverloadedError:
+def _header(value: float | str) -> str:
+    return value if isinstance(value, str) else f"{value:g}"
+
+
+def overloaded(*, headers: dict[str, str] | None = None) -> OverloadedError:
     """529 ``overloaded_error``: the API is temporarily overloaded (not your fault)."""
-    error = _error(OverloadedError, 529, "overloaded_error", "Overloaded")
+    error = _error(OverloadedError, 529, "overloaded_error", "Overloaded", headers)
     assert isinstance(error, OverloadedError)
     return error
 
@@ -103,9 +119,9 @@ def authentication_error() -> AuthenticationError:
     return error
 
 
-def server_error() -> InternalServerError:
+def server_error(*, headers: dict[str, str] | None = None) -> InternalServerError:
     """500 ``api_error``: an unexpected error inside the API."""
-    error = _error(InternalServerError, 500, "api_error", "Internal server error")
+    error = _error(InternalServerError, 500, "api_error", "Internal server error", headers)
     assert isinstance(error, InternalServerError)
     return error
 
@@ -118,3 +134,35 @@ def connection_error() -> APIConnectionError:
 def timeout() -> APITimeoutError:
     """The request was sent but no answer came in time."""
     return APITimeoutError(request=_request())
+
+
+# The API's error type for each status (its documented errors page); any other status gets
+# "api_error" when it is a 5xx, else "invalid_request_error".
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    408: "timeout_error",
+    409: "conflict_error",
+    413: "request_too_large",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+
+
+def status_error(
+    status: int, message: str = "", *, headers: dict[str, str] | None = None
+) -> APIStatusError:
+    """Any status the API can answer with, as the class the SDK raises for it.
+
+    The class comes from the SDK's own table (``make_status_error``: 403 is
+    ``PermissionDeniedError``, 503 ``ServiceUnavailableError``, 409 ``ConflictError``, ...), so
+    it is what ``except`` clauses written against the live API catch.
+    """
+    error_type = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    body, response = _body_and_response(status, error_type, message or error_type, headers)
+    return make_status_error(f"Error code: {status} - {body}", body=body, response=response)

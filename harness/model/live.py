@@ -2,10 +2,12 @@
 
 Two deliberate choices:
 
-* ``max_retries=0``. The SDK retries 408/409/429/5xx twice on its own (backoff capped at
-  8 s). A harness that does its own recovery, with Claude Code's numbers, must *see* every
-  failure to count consecutive 529s or honour a long Retry-After; two layers of retries
-  would hide that and multiply waits.
+* ``max_retries=0`` unless you say otherwise. The SDK retries 408/409/429/5xx twice on its
+  own (backoff capped at 8 s). The harness's error recovery (``harness.recovery``, chapter 06)
+  does it with Claude Code's numbers, and must *see* every failure to count consecutive 529s
+  or honour a long Retry-After; two layers of retries would hide that and multiply the waits
+  (2 SDK retries inside each of 10 attempts is 30 requests). Without ``Recovery``, pass
+  ``max_retries=2`` for the SDK's own.
 * Streaming under the hood. The SDK refuses a non-streaming request whose ``max_tokens``
   could take longer than its timeout (long outputs must stream), so escalating a cut-off
   reply to a 64K output would fail. ``messages.stream(...).get_final_message()`` returns
@@ -35,10 +37,11 @@ class AnthropicModel:
         *,
         api_key: str | None = None,
         base_url: str | None = None,
+        max_retries: int = 0,
     ) -> None:
         # Without a client, build one; a key or base URL left out is read from the environment.
         self.client = client or anthropic.Anthropic(
-            api_key=api_key, base_url=base_url, max_retries=0
+            api_key=api_key, base_url=base_url, max_retries=max_retries
         )
 
     def __repr__(self) -> str:

@@ -27,6 +27,15 @@ truncate, it refuses or truncates the same way, with the SDK's own classes.
   said so where the wording is our guess).
 * A reply longer than ``max_tokens`` is cut, with ``stop_reason="max_tokens"``; one that runs
   into the end of the context window gets ``model_context_window_exceeded``.
+* Faults can be scheduled apart from the script (``faults=[...]``, or a function of the
+  request): each call first takes the next scheduled fault, and raises it if there is one,
+  without using a script step, as a retried request gets the answer the first one would have.
+  (A fault can also be a script step, which uses the step up.)
+* The same request, sent again after a reply was cut at ``max_tokens`` (only ``max_tokens``
+  and the model may differ), gets the same step again, as a model regenerates the same answer:
+  a harness that re-sends a cut request with more room gets the whole reply.
+* ``stream(...)`` is ``client.messages.stream(...)``: a context manager whose
+  ``get_final_message()`` returns what ``create`` would (live mode streams, chapter 06).
 * Ids are counters (``msg_0001``, ``toolu_0001``), so stored notebook outputs never change.
 * ``.requests`` keeps every request received, for display and for assertions.
 """
@@ -35,7 +44,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -130,6 +139,42 @@ class Request:
 
 
 Step = Reply | BaseException | Callable[[Request], "Reply | BaseException"]
+
+Fault = BaseException | None
+"""A scheduled fault: an exception the call raises, or ``None`` for a call that goes through."""
+FaultSchedule = Iterable[Fault] | Callable[[Request], Fault]
+
+
+class ScriptedStream:
+    """What ``ScriptedModel.stream(...)`` returns: the SDK's ``MessageStream``, offline.
+
+    As with the SDK, an error the API answers with is raised when the stream opens (on
+    ``with``), and ``get_final_message()`` is the whole reply. ``text_stream`` yields its text
+    in pieces, as the SDK's does while the reply arrives.
+    """
+
+    def __init__(self, open_: Callable[[], Message]) -> None:
+        self._open = open_
+        self._message: Message | None = None
+
+    def __enter__(self) -> ScriptedStream:
+        self._message = self._open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def get_final_message(self) -> Message:
+        if self._message is None:
+            raise RuntimeError("use the stream in a `with` block, as the SDK's")
+        return self._message
+
+    @property
+    def text_stream(self) -> Iterator[str]:
+        for block in self.get_final_message().content:
+            if block.type == "text":
+                for start in range(0, len(block.text), 16):
+                    yield block.text[start : start + 16]
 
 
 class ScriptExhausted(RuntimeError):
@@ -314,8 +359,14 @@ class ScriptedModel:
         clock: Clock | None = None,
         id_prefix: str = "",
         cache: PromptCache | None = None,
+        faults: FaultSchedule = (),
     ) -> None:
         self.script: list[Step] = list(script)
+        self.faults: list[Fault] | Callable[[Request], Fault] = (
+            faults if callable(faults) else list(faults)
+        )
+        """Faults to raise before the script is consulted: a list, one per call, or a function
+        of each request (see :meth:`schedule`)."""
         self.context_window = context_window
         self.max_output = max_output
         self.clock: Clock = clock or FakeClock()
@@ -328,6 +379,8 @@ class ScriptedModel:
         self._position = 0
         self._ids = {"msg": 0, "toolu": 0}
         self._fingerprints: dict[str, Fingerprint] = {}
+        self._cut: tuple[str, Step] | None = None
+        """The last request whose reply was cut at max_tokens (as a key), and its step."""
         """Kept by response id, for requests that asked for diagnostics (as the API does)."""
 
     # -- the script ------------------------------------------------------------------------
@@ -342,6 +395,22 @@ class ScriptedModel:
         summary built from what was sent) and the script goes on where it was.
         """
         self.responders.append((matches, respond))
+
+    def schedule(self, *faults: Fault) -> None:
+        """Raise these on the next calls, one per call, before the script is consulted.
+
+        ``model.schedule(faults.overloaded(), faults.overloaded(), None, faults.timeout())``:
+        two 529s, a call that goes through, a timeout. Retried requests do not use up script
+        steps, so the script stays the conversation you meant.
+        """
+        if callable(self.faults):
+            raise TypeError("this model's faults come from a function; it cannot also queue them")
+        self.faults.extend(faults)
+
+    def _next_fault(self, request: Request) -> Fault:
+        if callable(self.faults):
+            return self.faults(request)
+        return self.faults.pop(0) if self.faults else None
 
     def extend(self, steps: Iterable[Step]) -> None:
         """Add more steps at the end of the script."""
@@ -409,17 +478,32 @@ class ScriptedModel:
         check_breakpoints(
             request.tools, request.system, request.messages, request.extra.get("cache_control")
         )
+        if (fault := self._next_fault(request)) is not None:
+            raise fault
         if request.input_tokens > self.context_window:
             raise faults.prompt_too_long(request.input_tokens, self.context_window)
-        responder = next(
-            (respond for matches, respond in self.responders if matches(request)), None
-        )
-        step = responder(request) if responder is not None else self._next_step(request)
+        key = _regeneration_key(request)
+        if self._cut is not None and self._cut[0] == key:  # the same request after a cut
+            step = self._cut[1]
+        else:
+            responder = next(
+                (respond for matches, respond in self.responders if matches(request)), None
+            )
+            step = responder(request) if responder is not None else self._next_step(request)
+        self._cut = None
+        original = step
         if callable(step) and not isinstance(step, (Reply, BaseException)):
             step = step(request)
         if isinstance(step, BaseException):
             raise step
-        return self._message(request, step)
+        message = self._message(request, step)
+        if message.stop_reason == "max_tokens":
+            self._cut = (key, original)
+        return message
+
+    def stream(self, **params: Any) -> ScriptedStream:
+        """``client.messages.stream(...)``: the same replies as :meth:`create`, as a stream."""
+        return ScriptedStream(lambda: self.create(**params))
 
     def _check(self, request: Request) -> None:
         """Refuse a malformed request as the API does, with its status code and wording.
@@ -529,6 +613,18 @@ class ScriptedModel:
             ),
             service_tier="standard",
         )
+
+
+def _regeneration_key(request: Request) -> str:
+    """What makes two requests "the same" for a regenerated reply: all but the model and
+    ``max_tokens`` (the fields a harness changes when it re-sends a cut request)."""
+    body = {
+        "messages": request.messages,
+        "system": request.system,
+        "tools": request.tools,
+        "extra": request.extra,
+    }
+    return json.dumps(body, sort_keys=True, default=str, ensure_ascii=False)
 
 
 Content = list[TextBlock | ToolUseBlock]

@@ -12,6 +12,11 @@ is never stored, an error, a hook's rewrite) is cut, head and tail kept. And eve
 text the API accepts: characters that are not valid Unicode (a file name with odd bytes) are
 replaced, and an error never shows the workspace's absolute path.
 
+The results of one turn also share a budget (:data:`TURN_RESULTS_TOKENS`, or a quarter of a
+smaller window): five parallel reads of 40K-token files each fit on their own, and together
+would overflow the next request. Past the budget, the largest results are stored too, largest
+first, until the rest fit, so one turn can never push the request past the window on its own.
+
 Read-only calls next to each other in one reply run in parallel threads (Claude Code
 batches consecutive concurrency-safe calls the same way); any other call runs alone, in its
 place in the order, so a write never races a read of the same file.
@@ -27,6 +32,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from harness import tokens
 from harness.events import (
     Event,
     HookReported,
@@ -43,6 +49,20 @@ from harness.tools.storage import MAX_RESULT_CHARS, ResultStorage, cap_output
 
 # Claude Code runs at most 10 tool calls at once (CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY).
 MAX_PARALLEL = 10
+
+# Claude Code holds the tool results of one message to 200,000 characters (observed:
+# MAX_TOOL_RESULTS_PER_MESSAGE_CHARS, in third-party analyses of the 2.1 CLI); past it, the
+# largest fresh results are stored. We count tokens (harness.tokens) instead of characters,
+# about 50K for 200K characters of ASCII, so text at one token per character (Chinese, say)
+# cannot slip through at four times the size.
+TURN_RESULTS_TOKENS = 50_000
+
+
+def turn_budget(window: int) -> int:
+    """Tokens one turn's tool results may take: 50K, or a quarter of a smaller window (our
+    choice: a 40K window that auto-compacts at 23K has 17K above it, of which 10K may go to
+    results and the rest to the reply that asked for them)."""
+    return max(1, min(TURN_RESULTS_TOKENS, window // 4))
 
 
 def format_validation_error(tool: str, error: ValidationError) -> str:
@@ -126,6 +146,9 @@ class ToolRunner:
     """Where oversized results go (a temporary folder of its own unless you give one)."""
     finished: dict[str, Block] = field(default_factory=dict)
     """The results of the current batch of calls, recorded as soon as they exist."""
+    turn_budget: int = TURN_RESULTS_TOKENS
+    """Tokens the results of one reply's calls may take together before the largest are
+    stored (``Agent`` sets it from the context window with :func:`turn_budget`)."""
 
     def definitions(self) -> list[dict[str, Any]]:
         """The registered tools, as the API takes them in ``tools=[...]``."""
@@ -155,8 +178,9 @@ class ToolRunner:
         for batch in _batches(prepared):
             self._execute(batch)
         events: list[Event] = []
-        for call in prepared:
-            content, is_error = self._finish(call, events)
+        finals = [self._finish(call, events) for call in prepared]
+        contents = self._hold_to_budget(prepared, finals)
+        for call, content, (_, is_error, _) in zip(prepared, contents, finals, strict=True):
             self.finished[call.use.tool_use_id] = tool_result(
                 call.use.tool_use_id, content, is_error=is_error
             )
@@ -243,7 +267,9 @@ class ToolRunner:
         except Exception as error:  # the tool's own bug: report it, keep the loop going
             call.error = f"{call.use.name} failed with {type(error).__name__}: {error}"
 
-    def _finish(self, call: _Call, events: list[Event]) -> tuple[str, bool]:
+    def _finish(self, call: _Call, events: list[Event]) -> tuple[str, bool, str | None]:
+        """The result's content, whether it is an error, and the full text if it may still
+        be stored to keep the turn within its budget (a result that was not stored already)."""
         is_error = call.error is not None
         content = call.error if call.error is not None else _text(call.output or "")
         if not content.strip():
@@ -262,11 +288,40 @@ class ToolRunner:
                 events.append(HookReported("PostToolUse", call.use.name, "changed result", changed))
                 content = changed
         content = valid_text(content)
+        storable: str | None = None
         if not is_error and call.tool is not None and call.tool.spill:
-            content = self.storage.spill(call.use.tool_use_id, content)
+            spilled = self.storage.spill(call.use.tool_use_id, content)
+            storable = content if spilled == content else None
+            content = spilled
         if is_error:
             content = self._without_root(content)
-        return cap_output(content, MAX_RESULT_CHARS), is_error
+        return cap_output(content, MAX_RESULT_CHARS), is_error, storable
+
+    def _hold_to_budget(
+        self, calls: list[_Call], finals: list[tuple[str, bool, str | None]]
+    ) -> list[str]:
+        """Store the largest results, largest first, until the turn's results fit its budget.
+
+        Only results that may be stored at all (no errors, no tool that opts out) and are not
+        stored already; the rest count as they are. The same rule as Claude Code's, in tokens.
+        """
+        contents = [content for content, _, _ in finals]
+        sizes = [tokens.estimate_text(content) for content in contents]
+        candidates = sorted(
+            (i for i, (_, _, storable) in enumerate(finals) if storable is not None),
+            key=lambda i: -sizes[i],
+        )
+        for i in candidates:
+            if sum(sizes) <= self.turn_budget:
+                break
+            full = finals[i][2]
+            assert full is not None
+            stored = cap_output(
+                self.storage.spill(calls[i].use.tool_use_id, full, force=True), MAX_RESULT_CHARS
+            )
+            if (size := tokens.estimate_text(stored)) < sizes[i]:  # a preview of a short
+                contents[i], sizes[i] = stored, size  # result can be longer than the result
+        return contents
 
     def _without_root(self, message: str) -> str:
         """An error message with the workspace's absolute path taken out (an exception's text

@@ -148,8 +148,9 @@ class ResultStorage:
             )
         return directory
 
-    def spill(self, tool_use_id: str, output: str) -> str:
-        """Return ``output`` unchanged if len(output) <= threshold; otherwise store it and
+    def spill(self, tool_use_id: str, output: str, *, force: bool = False) -> str:
+        """Return ``output`` unchanged if len(output) <= threshold (and not ``force``, which
+        the tool runner uses to keep one turn's results within their budget); otherwise store it and
         return a message with its size, the path to read it by, how to read it, and the first
         ``preview`` characters (cut at a line end if one is in the preview's last 20%).
 
@@ -157,7 +158,7 @@ class ResultStorage:
         ``MAX_RESULT_CHARS`` instead, and the message says why: nothing a tool returns can
         break the run.
         """
-        if len(output) <= self.threshold:
+        if len(output) <= self.threshold and not force:
             return output
         name = stored_name(tool_use_id)
         try:
