@@ -78,6 +78,9 @@ class RecoveryPolicy(BaseModel):
     jitter: float = Field(0.25, ge=0, le=1)
     """A random share of the delay: added (Claude Code) or subtracted (the SDK)."""
     jitter_mode: Literal["add", "subtract"] = "add"
+    honour_retry_after: bool = True
+    """Wait as long as ``retry-after-ms`` / ``retry-after`` say. Only a naive retry loop
+    ignores them (and, by retrying early, gets refused again)."""
     max_wait: float = Field(600.0, gt=0)
     """The longest Retry-After obeyed; a longer one ends the run instead (our choice: an
     agent that sits silent for an hour helps nobody). A wait is never cut short."""
@@ -106,6 +109,21 @@ class RecoveryPolicy(BaseModel):
             max_delay=8.0,
             jitter_mode="subtract",
             max_wait=4_294_967.0,  # the SDK waits as long as it is told (up to time.sleep's limit)
+            escalate_to=None,
+            max_continuations=0,
+            reactive_compact=False,
+        )
+
+    @classmethod
+    def naive(cls, attempts: int = 5, wait: float = 1.0) -> RecoveryPolicy:
+        """What a first attempt at retrying looks like: a fixed wait, Retry-After ignored,
+        nothing else (for comparison)."""
+        return cls(
+            max_attempts=attempts,
+            base_delay=wait,
+            max_delay=wait,
+            jitter=0.0,
+            honour_retry_after=False,
             escalate_to=None,
             max_continuations=0,
             reactive_compact=False,
@@ -459,7 +477,7 @@ class Recovery(Plugin):
                     continue  # at once, on a model that has room, with a fresh count
                 if attempt >= policy.max_attempts:
                     raise _Unrecovered(error, failure, f"{attempt} attempts failed") from error
-                asked = retry_after(error, agent.clock.now())
+                asked = retry_after(error, agent.clock.now()) if policy.honour_retry_after else None
                 if asked is not None and asked > policy.max_wait:
                     reason = (
                         f"the API asked to wait {asked:,.0f} s, longer than the policy's "
