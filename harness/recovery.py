@@ -253,7 +253,10 @@ def retry_after(error: anthropic.APIError, now: float) -> float | None:
             parsed = email.utils.parsedate_tz(value)
             if parsed is None:
                 return None
-            seconds = email.utils.mktime_tz(parsed) - now
+            try:
+                seconds = email.utils.mktime_tz(parsed) - now
+            except (ValueError, OverflowError):  # a date no clock can hold (year 99999)
+                return None
         return max(0.0, seconds) if math.isfinite(seconds) else None
     return None
 
@@ -476,7 +479,9 @@ class Recovery(Plugin):
                     request = replace(request, model=switch)
                     continue  # at once, on a model that has room, with a fresh count
                 if attempt >= policy.max_attempts:
-                    raise _Unrecovered(error, failure, f"{attempt} attempts failed") from error
+                    raise _Unrecovered(
+                        error, failure, f"{attempt} attempt{'s' if attempt > 1 else ''} failed"
+                    ) from error
                 asked = retry_after(error, agent.clock.now()) if policy.honour_retry_after else None
                 if asked is not None and asked > policy.max_wait:
                     reason = (
@@ -523,7 +528,7 @@ class Recovery(Plugin):
         agent.emit(PromptTooLong(size, maximum))
         try:
             event = (self._compact or self._summarise)(agent)
-        except CompactionError as error:
+        except (CompactionError, m.InvalidConversation) as error:
             reason = f"the reactive compaction failed ({error})"
             raise StopRun(
                 GaveUp("prompt_too_long", failed.failure.cause, reason, failed.failure.advice)

@@ -168,3 +168,56 @@ def test_timeout_is_the_sdks_timeout_and_a_connection_error() -> None:
 def test_network_faults_point_at_a_messages_request() -> None:
     for error in (faults.connection_error(), faults.timeout()):
         assert str(error.request.url) == "https://api.anthropic.com/v1/messages"
+
+
+# --- any status, as the SDK's own class (chapter 06) ----------------------------------------
+
+SDK_CLASS_BY_STATUS: list[tuple[int, type[anthropic.APIStatusError], str]] = [
+    (400, anthropic.BadRequestError, "invalid_request_error"),
+    (401, anthropic.AuthenticationError, "authentication_error"),
+    (403, anthropic.PermissionDeniedError, "permission_error"),
+    (404, anthropic.NotFoundError, "not_found_error"),
+    (408, anthropic.RequestTimeoutError, "timeout_error"),
+    (409, anthropic.ConflictError, "conflict_error"),
+    (413, anthropic.ContentTooLargeError, "request_too_large"),
+    (422, anthropic.UnprocessableEntityError, "invalid_request_error"),
+    (429, anthropic.RateLimitError, "rate_limit_error"),
+    (500, anthropic.InternalServerError, "api_error"),
+    (502, anthropic.InternalServerError, "api_error"),
+    (503, anthropic.ServiceUnavailableError, "api_error"),
+    (504, anthropic.GatewayTimeoutError, "timeout_error"),
+    (529, anthropic.OverloadedError, "overloaded_error"),
+]
+
+
+@pytest.mark.parametrize(("status", "cls", "error_type"), SDK_CLASS_BY_STATUS)
+def test_status_error_is_the_sdks_class_for_each_status(
+    status: int, cls: type[anthropic.APIStatusError], error_type: str
+) -> None:
+    error = faults.status_error(status, "what happened", headers={"retry-after": "3"})
+    assert type(error) is cls
+    assert error.status_code == status
+    assert error.response.headers["retry-after"] == "3"
+    assert isinstance(error.body, dict) and error.body["error"]["type"] == error_type
+
+
+@pytest.mark.parametrize(("status", "cls", "error_type"), SDK_CLASS_BY_STATUS)
+def test_status_error_is_what_the_sdk_client_makes_of_the_same_response(
+    status: int, cls: type[anthropic.APIStatusError], error_type: str
+) -> None:
+    error = faults.status_error(status)
+    client = anthropic.Anthropic(api_key="test-key-not-real")
+    assert type(client._make_status_error_from_response(error.response)) is cls
+
+
+def test_rate_limited_takes_an_http_date_and_extra_headers() -> None:
+    date = "Thu, 01 Jan 2026 00:00:30 GMT"
+    error = faults.rate_limited(date, headers={"retry-after-ms": "1500"})
+    assert error.response.headers["retry-after"] == date
+    assert error.response.headers["retry-after-ms"] == "1500"
+
+
+def test_overloaded_and_server_error_carry_extra_headers() -> None:
+    for make in (faults.overloaded, faults.server_error):
+        error = make(headers={"x-should-retry": "false"})
+        assert error.response.headers["x-should-retry"] == "false"

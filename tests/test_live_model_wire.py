@@ -162,3 +162,32 @@ def test_count_tokens_asks_the_api_and_returns_its_number() -> None:
     n = live_model(handler).count_tokens(model=MODEL, messages=[{"role": "user", "content": "Hi"}])
     assert n == 42
     assert handler.requests[0].url.path.endswith("/v1/messages/count_tokens")
+
+
+def test_max_retries_is_passed_to_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-real")
+    assert AnthropicModel(max_retries=2).client.max_retries == 2
+    assert AnthropicModel(max_retries=5).client.max_retries == 5
+
+
+def test_with_max_retries_the_client_retries_a_529_itself() -> None:
+    # The SDK's own retry (what Recovery replaces); retry-after-ms keeps its real sleep at 1 ms.
+    body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    responses = [
+        httpx2.Response(529, headers={"retry-after-ms": "1"}, json=body),
+        httpx2.Response(
+            200, headers={"content-type": "text/event-stream"}, content=streamed_reply()
+        ),
+    ]
+    handler = Recorder(lambda r: responses.pop(0))
+    client = anthropic.Anthropic(
+        api_key="test-key-not-real",
+        base_url="https://api.example.test",
+        max_retries=1,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+    )
+    reply = AnthropicModel(client).create(
+        model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "Hi"}]
+    )
+    assert reply.content[0].type == "text" and reply.content[0].text == "Hello"
+    assert len(handler.requests) == 2

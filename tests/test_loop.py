@@ -30,6 +30,7 @@ from harness.events import (
     TurnEnded,
 )
 from harness.loop import (
+    DEFAULT_CONTEXT_WINDOW,
     INTERRUPTED,
     AgentConfig,
     BaseAgent,
@@ -38,8 +39,10 @@ from harness.loop import (
     Plugin,
     Rewrite,
     RunInProgress,
+    StopRun,
 )
 from harness.model import ScriptedModel, faults, reply, tool_call
+from harness.pricing import cost_of
 from harness.tools import ToolContext, tool
 from harness.tools.permissions import Permissions
 from tests.small_tools import EchoInput, count, echo
@@ -681,3 +684,119 @@ def test_an_agent_with_no_tools_answers_a_stray_tool_call_with_an_error() -> Non
     assert result["is_error"] is True
     assert "no tools" in result["content"]
     assert m.validate(agent.messages) == []
+
+
+# --- a layer that ends the run, a plugin's own stop hook, the meter (chapter 06) -----------
+
+
+class _Refused(Event):
+    def __str__(self) -> str:
+        return "■ refused by a layer"
+
+
+class EndsTheRun(Plugin):
+    """A call_model layer that gives up on the n-th call, as error recovery does."""
+
+    def __init__(self, on_call: int) -> None:
+        self.on_call, self.calls = on_call, 0
+
+    def call_model(
+        self, agent: BaseAgent, request: ModelRequest, call: Callable[[ModelRequest], Message]
+    ) -> Message:
+        self.calls += 1
+        if self.calls == self.on_call:
+            agent.emit(HookReported("Stop", "", "failed", "reported before giving up"))
+            raise StopRun(_Refused())
+        return call(request)
+
+
+def test_stop_run_from_a_plugin_ends_the_run_with_its_event(tmp_path: Path) -> None:
+    agent, model = make_agent([reply("never")], tmp_path, plugins=[EndsTheRun(on_call=1)])
+    events = list(agent.run("go"))
+    assert isinstance(events[-1], _Refused)
+    assert isinstance(events[-2], HookReported)  # what the layer emitted comes first
+    assert model.requests == [] and model.remaining == 1
+    assert not any(isinstance(e, TurnEnded | AssistantReplied) for e in events)
+
+
+def test_stop_run_after_a_tool_turn_leaves_a_valid_conversation_and_a_usable_agent(
+    tmp_path: Path,
+) -> None:
+    script = [reply(tool_calls=[tool_call("count", n=2)]), reply("again")]
+    agent, _ = make_agent(script, tmp_path, plugins=[EndsTheRun(on_call=2)])
+    events = list(agent.run("go"))
+    assert isinstance(events[-1], _Refused)
+    assert m.validate(agent.messages) == []
+    assert isinstance(list(agent.run("try again"))[-1], TurnEnded)
+
+
+class KeepGoingOnce(Plugin):
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def on_stop(self, agent: BaseAgent, reply: Message) -> str | None:
+        self.asked += 1
+        return "Go on, please." if self.asked == 1 else None
+
+
+def test_a_plugins_on_stop_can_continue_the_turn(tmp_path: Path) -> None:
+    plugin = KeepGoingOnce()
+    agent, model = make_agent([reply("part one"), reply("part two")], tmp_path, plugins=[plugin])
+    events = list(agent.run("go"))
+    assert m.text_of(model.requests[1].last_message) == "Go on, please."
+    assert [msg["role"] for msg in agent.messages] == ["user", "assistant", "user", "assistant"]
+    assert isinstance(events[-1], TurnEnded) and events[-1].turn == 2
+    assert plugin.asked == 2
+
+
+def test_on_stop_is_asked_only_after_the_stop_hooks_let_the_turn_end(tmp_path: Path) -> None:
+    plugin = KeepGoingOnce()
+    hook_calls: list[str] = []
+
+    def stop_hook(message: Message) -> str | None:
+        hook_calls.append("hook")
+        return "Check your work." if len(hook_calls) == 1 else None
+
+    script = [reply("a"), reply("b"), reply("c")]
+    agent, model = make_agent(script, tmp_path, plugins=[plugin], stop_hooks=[stop_hook])
+    list(agent.run("go"))
+    assert [m.text_of(r.last_message) for r in model.requests[1:]] == [
+        "Check your work.",
+        "Go on, please.",
+    ]
+
+
+class ServedByAnotherModel:
+    """A model whose replies say a different model served them (a fallback, a gateway)."""
+
+    def __init__(self, served_by: str) -> None:
+        self.inner = ScriptedModel([reply("hi")])
+        self.served_by = served_by
+
+    def create(self, **params: Any) -> Message:
+        return self.inner.create(**params).model_copy(update={"model": self.served_by})
+
+    def count_tokens(self, **params: Any) -> int:
+        return self.inner.count_tokens(**params)
+
+
+def test_the_meter_prices_a_call_at_the_model_the_reply_names(tmp_path: Path) -> None:
+    agent = Agent(
+        ServedByAnotherModel("claude-haiku-4-5"),
+        workspace=tmp_path,
+        clock=FakeClock(),
+        config=AgentConfig(model="claude-opus-4-6"),
+    )
+    list(agent.run("go"))
+    (call,) = agent.meter.calls
+    assert call.model == "claude-haiku-4-5"
+    assert call.cost == cost_of(call.usage, "claude-haiku-4-5")
+
+
+def test_the_context_window_comes_from_config_then_the_model_then_200k(tmp_path: Path) -> None:
+    scripted = ScriptedModel([], context_window=50_000)
+    assert Agent(scripted, workspace=tmp_path).context_window == 50_000
+    configured = AgentConfig(context_window=30_000)
+    assert Agent(scripted, workspace=tmp_path, config=configured).context_window == 30_000
+    no_window = ServedByAnotherModel("x")
+    assert Agent(no_window, workspace=tmp_path).context_window == DEFAULT_CONTEXT_WINDOW == 200_000

@@ -479,3 +479,80 @@ def test_a_reply_never_exceeds_max_tokens_and_is_a_prefix_of_the_script(
     assert message.usage.output_tokens <= max_tokens
     assert text.startswith(kept)
     assert (message.stop_reason == "max_tokens") == (kept != text)
+
+
+# --- faults apart from the script, regeneration, streaming (chapter 06) --------------------
+
+
+def test_scheduled_faults_are_raised_without_using_script_steps() -> None:
+    model = ScriptedModel([reply("first"), reply("second")], faults=[faults.overloaded()] * 2)
+    for _ in range(2):
+        with pytest.raises(anthropic.OverloadedError):
+            ask(model, [user("hi")])
+    assert model.remaining == 2
+    assert ask(model, [user("hi")]).content[0].text == "first"  # type: ignore[union-attr]
+    assert len(model.requests) == 3
+
+
+def test_schedule_queues_faults_and_none_lets_a_call_through() -> None:
+    model = ScriptedModel([reply("one"), reply("two")])
+    model.schedule(faults.timeout(), None, faults.rate_limited(7))
+    with pytest.raises(anthropic.APITimeoutError):
+        ask(model, [user("hi")])
+    assert ask(model, [user("hi")]).content[0].text == "one"  # type: ignore[union-attr]
+    with pytest.raises(anthropic.RateLimitError):
+        ask(model, [user("hi")])
+    assert ask(model, [user("hi")]).content[0].text == "two"  # type: ignore[union-attr]
+    assert model.remaining == 0
+
+
+def test_a_function_schedule_decides_per_request() -> None:
+    def only_long_ones(request: Request) -> BaseException | None:
+        return faults.overloaded() if request.max_tokens > 1_000 else None
+
+    model = ScriptedModel([reply("short")], faults=only_long_ones)
+    with pytest.raises(anthropic.OverloadedError):
+        ask(model, [user("hi")], max_tokens=8_000)
+    assert ask(model, [user("hi")], max_tokens=500).content[0].text == "short"  # type: ignore[union-attr]
+    with pytest.raises(TypeError):
+        model.schedule(faults.timeout())  # a function schedule cannot also queue faults
+
+
+def test_a_request_sent_again_after_a_cut_gets_the_same_step_regenerated() -> None:
+    text = "word " * 400
+    model = ScriptedModel([reply(text), reply("next")])
+    cut = ask(model, [user("hi")], max_tokens=100)
+    assert cut.stop_reason == "max_tokens"
+    whole = model.create(model="claude-haiku-4-5", max_tokens=4_000, messages=[user("hi")])
+    assert whole.stop_reason == "end_turn"
+    assert whole.content[0].text == text  # type: ignore[union-attr]
+    assert model.remaining == 1
+
+
+def test_a_different_request_after_a_cut_gets_the_next_step() -> None:
+    model = ScriptedModel([reply("word " * 400), reply("next")])
+    ask(model, [user("hi")], max_tokens=100)
+    other = ask(model, [user("something else")], max_tokens=4_000)
+    assert other.content[0].text == "next"  # type: ignore[union-attr]
+
+
+def test_stream_returns_the_same_message_as_create() -> None:
+    script = [reply("Hello there, from a stream.", tool_calls=[tool_call("echo", text="x")])]
+    created = ask(ScriptedModel(script), [user("hi")])
+    streamed_model = ScriptedModel(script)
+    with streamed_model.stream(model=MODEL, max_tokens=1024, messages=[user("hi")]) as stream:
+        streamed = stream.get_final_message()
+        pieces = list(stream.text_stream)
+    assert streamed == created
+    assert "".join(pieces) == "Hello there, from a stream."
+    assert streamed_model.requests[0].messages == [user("hi")]
+
+
+def test_stream_raises_the_scheduled_fault_on_with() -> None:
+    model = ScriptedModel([reply("late")], faults=[faults.overloaded()])
+    stream = model.stream(model=MODEL, max_tokens=1024, messages=[user("hi")])
+    assert model.requests == []  # nothing is sent until the stream opens
+    with pytest.raises(anthropic.OverloadedError), stream:
+        pass
+    with pytest.raises(RuntimeError):
+        stream.get_final_message()

@@ -293,6 +293,10 @@ class ToolRunner:
             spilled = self.storage.spill(call.use.tool_use_id, content)
             storable = content if spilled == content else None
             content = spilled
+        elif not is_error and call.tool is not None:
+            # Never stored for its own size (read_file reads stored results back), but it
+            # counts against the turn's budget like any other: five parallel reads must fit.
+            storable = content
         if is_error:
             content = self._without_root(content)
         return cap_output(content, MAX_RESULT_CHARS), is_error, storable
@@ -302,8 +306,11 @@ class ToolRunner:
     ) -> list[str]:
         """Store the largest results, largest first, until the turn's results fit its budget.
 
-        Only results that may be stored at all (no errors, no tool that opts out) and are not
-        stored already; the rest count as they are. The same rule as Claude Code's, in tokens.
+        Only results of tools that ran (never errors) and that were not stored already; the
+        rest count as they are. A tool that opts out of storage for its own size (``read_file``,
+        which reads stored results back) is stored here too: Claude Code exempts its Read
+        instead, whose own cap is a 25K-token read, but on a small window five such reads
+        would overflow it. The model is told to read a stored result with offset and limit.
         """
         contents = [content for content, _, _ in finals]
         sizes = [tokens.estimate_text(content) for content in contents]
