@@ -246,9 +246,9 @@ def summarise(
             # the reply no space, and a summary cut inside its <analysis> is no summary.
             conversation, n = drop_oldest_rounds(conversation, over + summary_max_tokens)
             if n == 0:  # one round left: the same request would be refused again
+                earlier = f", after dropping {dropped} of the oldest rounds" if dropped else ""
                 raise CompactionError(
-                    f"the summary request is too long even with only the last round left "
-                    f"(after dropping {dropped} of the oldest rounds)"
+                    f"the summary request is too long even with only the last round left{earlier}"
                 ) from error
             dropped += n
         except anthropic.APIError as error:

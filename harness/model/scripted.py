@@ -549,7 +549,11 @@ class ScriptedModel:
             stop_reason = "stop_sequence"
         else:
             stop_reason = step.stop_reason or ("tool_use" if step.tool_calls else "end_turn")
-        output_tokens = sum(tokens.estimate_block(as_block(block)) for block in content)
+        # A cut reply used its whole budget, whatever part of it could be kept (a tool call
+        # cut in the middle is dropped here, but its tokens were generated and are billed).
+        output_tokens = (
+            budget if cut else sum(tokens.estimate_block(as_block(block)) for block in content)
+        )
         usage = self._usage(request, output_tokens)
         message_id = self._new_id("msg")
         # Diagnostics appear only in a reply to a request that asked for them, as from the API.
