@@ -41,6 +41,7 @@ CHAPTER: dict[str, int] = {
     "harness.exercises.ch03": 3,
     "harness.exercises.ch04": 4,
     "harness.exercises.ch05": 5,
+    "harness.exercises.ch06": 6,
     # 01: the loop.
     "harness.events": 1,
     "harness.loop": 1,
@@ -75,6 +76,7 @@ CHAPTER: dict[str, int] = {
     "harness.model.scripted_summary": 5,
     # 06: error recovery.
     "harness.recovery": 6,
+    "harness.notebook.recovery": 6,
 }
 
 
