@@ -38,7 +38,6 @@ from __future__ import annotations
 import email.utils
 import math
 import random
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -53,6 +52,7 @@ from harness.compaction.pinned import PinnedFacts
 from harness.compaction.summary import SUMMARY_MAX_TOKENS, CompactionError, summarise
 from harness.events import Event
 from harness.loop import BaseAgent, ModelRequest, Plugin, StopRun
+from harness.model import faults
 
 # Claude Code's wording (observed: quoted from query.ts in third-party analyses).
 CONTINUATION_PROMPT = (
@@ -190,14 +190,11 @@ _BY_STATUS = {
     529: "overloaded",
 }
 _RETRYABLE = {"overloaded", "rate_limited", "server", "timeout", "connection", "conflict"}
-_PROMPT_TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
 
 
 def is_prompt_too_long(error: BaseException) -> bool:
     """A 400 whose message says the prompt is longer than the window (the API's wording)."""
-    return isinstance(error, anthropic.BadRequestError) and bool(
-        _PROMPT_TOO_LONG.search(str(error.message))
-    )
+    return faults.prompt_too_long_sizes(error) is not None
 
 
 def classify(error: anthropic.APIError) -> Failure:
@@ -523,8 +520,7 @@ class Recovery(Plugin):
         The summary request goes through ``agent.call`` like any other, so it is retried and
         falls back too; it is a side request, so it can never compact in its turn.
         """
-        found = _PROMPT_TOO_LONG.search(str(failed.error))
-        size, maximum = (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+        size, maximum = faults.prompt_too_long_sizes(failed.error) or (0, 0)
         agent.emit(PromptTooLong(size, maximum))
         try:
             event = (self._compact or self._summarise)(agent)

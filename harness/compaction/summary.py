@@ -36,6 +36,7 @@ from harness.compaction.pinned import PinnedFacts, put_back_detail
 from harness.compaction.reinject import recently_read_files, reinject_files
 from harness.events import HookReported, describe_failure
 from harness.loop import BaseAgent, ModelRequest, Rewrite
+from harness.model import faults
 from harness.tools.base import ToolContext
 from harness.tools.workspace import Workspace
 
@@ -165,8 +166,8 @@ def extract_summary(text: str) -> str:
 
 def _too_long_by(error: anthropic.BadRequestError) -> int | None:
     """How many tokens over the limit a prompt-too-long error says, or None if it is not one."""
-    found = re.search(r"prompt is too long: (\d+) tokens > (\d+) maximum", str(error.message))
-    return int(found.group(1)) - int(found.group(2)) if found else None
+    sizes = faults.prompt_too_long_sizes(error)
+    return sizes[0] - sizes[1] if sizes else None
 
 
 def drop_oldest_rounds(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 import httpx2  # the HTTP client the SDK is built on (its fork of httpx)
@@ -103,6 +104,21 @@ def overloaded(*, headers: dict[str, str] | None = None) -> OverloadedError:
 def prompt_too_long(tokens: int, maximum: int) -> BadRequestError:
     """400 ``invalid_request_error``: ``prompt is too long: N tokens > M maximum``."""
     return invalid_request(f"prompt is too long: {tokens} tokens > {maximum} maximum")
+
+
+_PROMPT_TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
+
+
+def prompt_too_long_sizes(error: BaseException) -> tuple[int, int] | None:
+    """``(tokens, maximum)`` from a prompt-too-long error, or None if ``error`` is not one.
+
+    The one failure known by its message: it is a 400 ``invalid_request_error`` like many
+    others, and only its wording (matched whole, numbers included) tells it apart.
+    """
+    if not isinstance(error, BadRequestError):
+        return None
+    found = _PROMPT_TOO_LONG.search(str(error.message))
+    return (int(found.group(1)), int(found.group(2))) if found else None
 
 
 def invalid_request(message: str) -> BadRequestError:
