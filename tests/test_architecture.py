@@ -77,6 +77,11 @@ CHAPTER: dict[str, int] = {
     # 06: error recovery.
     "harness.recovery": 6,
     "harness.notebook.recovery": 6,
+    # 07: session memory, its fork, and tier 2.
+    "harness.fork": 7,
+    "harness.memory": 7,
+    "harness.compaction.session_memory": 7,
+    "harness.model.scripted_memory": 7,
 }
 
 

@@ -6,7 +6,9 @@ soon as the context is back under it:
 
 1. microcompact: clear old tool results (no model call; breaks the cache from there on),
    kept only if it brings the context under the threshold less the margin;
-2. session-memory compaction, when one is given (``session_memory=``), under the same rule;
+2. session-memory compaction, when one is given (``session_memory=``, chapter 07's
+   ``SessionMemoryCompaction``: the session's memory instead of the old messages, no model
+   call), under the same rule;
 3. full compaction: a summary written by the model.
 
 Each tier only proposes a new conversation (a ``Rewrite``); the loop puts it in place.
@@ -92,7 +94,8 @@ def _joined(detail: str, kept: PutBack) -> str:
 
 
 SessionMemoryTier = Callable[[BaseAgent], Rewrite | None]
-"""Tier 2: a new conversation built from session memory, or None if it has none to offer."""
+"""Tier 2: a new conversation built from session memory, or None if it has none to offer
+(``harness.compaction.session_memory.SessionMemoryCompaction`` is one)."""
 
 
 class AutoCompact(Plugin):

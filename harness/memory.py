@@ -1,0 +1,752 @@
+"""Session memory: the facts of a session, kept in a file as it runs, for compaction to use.
+
+A summary written when the context is full (tier 3) is one model's reading of a long
+conversation at its most crowded moment: a correction the user made an hour ago can be left
+out, and then the agent makes the same mistake again. Claude Code also keeps *session memory*
+while the session runs: after some replies, a forked agent (``harness.fork``) reads the
+conversation from the cache and updates a markdown file of fixed sections. When the context
+fills up, the memory replaces the old messages with no model call at all (tier 2,
+``harness.compaction.session_memory``).
+
+This module holds:
+
+* :class:`Fact`: one fact, with where it came from (a tool call's id or the user, the reply
+  it belongs to, when it was written, and the fact it supersedes);
+* :func:`render` and :func:`parse`: facts to ``MEMORY.md`` and back, exactly (a person may
+  edit the file; the next read sees the edit, and a line that breaks the format is an error
+  naming its line, never a guess);
+* :func:`write_atomic`: a new file is written beside the old one, flushed to disk and moved
+  over it in one step, so a crash leaves the old file or the new one, never half of either;
+* :class:`SessionMemory`: the plugin that decides when to extract (first after 10K tokens
+  and 3 tool calls, then every 5K tokens and 3 tool calls: Claude Code's numbers as observed),
+  runs the fork, checks its edits, holds each section to about 2K tokens and the whole to
+  about 12K (what it trims, it names), and writes the file.
+
+The fork edits the file with the agent's own ``edit_file`` tool definition, as Claude Code's
+memory agent uses its Edit tool: the definitions must be the parent's, byte for byte, or the
+cached prefix would not match. Its edits are applied to a copy in memory
+(:class:`MemoryEditor`), checked, and written once at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import anthropic
+from anthropic.types import Message
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness import messages as m
+from harness import tokens
+from harness.events import Event
+from harness.fork import DEFAULT_FORK_TURNS, ForkResult, run_fork
+from harness.loop import BaseAgent, Plugin
+from harness.pricing import prompt_tokens
+
+# -- facts --------------------------------------------------------------------------------------
+
+SectionName = Literal[
+    "Current state",
+    "Task",
+    "Files and functions",
+    "Errors and corrections",
+    "Learnings",
+    "Worklog",
+]
+SECTIONS: tuple[SectionName, ...] = get_args(SectionName)
+"""Claude Code's session-memory sections (as observed), in the file's order."""
+
+SECTION_TOKENS = 2_000  # per section, as observed in Claude Code's session memory
+TOTAL_TOKENS = 12_000  # the whole memory, as observed
+TRIM_ORDER: tuple[SectionName, ...] = (
+    "Worklog",
+    "Files and functions",
+    "Learnings",
+    "Current state",
+    "Errors and corrections",
+    "Task",
+)
+"""Where room is made first when the whole memory is over budget (our choice: the log of what
+was done goes before what the user asked for and corrected)."""
+
+HAND_EDIT = "hand-edit"
+"""The source of a fact someone wrote into the file by hand."""
+
+_ID = r"^f[1-9][0-9]*$"
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+class Fact(BaseModel):
+    """One fact of the session, and where it came from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    section: SectionName
+    text: str
+    """One line of text (runs of whitespace become one space)."""
+    id: str | None = Field(None, pattern=_ID)
+    """``f1``, ``f2``...: given when the fact is recorded (None for a line not yet recorded)."""
+    source: str = Field(HAND_EDIT, pattern=r"^[A-Za-z0-9_.:@-]{1,100}$")
+    """Where it came from: a tool call's id (``toolu_...``), ``user``, or ``hand-edit``."""
+    turn: int | None = Field(None, ge=1)
+    """The reply of the session it came from (1 is the first reply)."""
+    at: datetime | None = None
+    """When it was recorded (UTC, to the second)."""
+    supersedes: str | None = Field(None, pattern=_ID)
+    """The fact this one corrects or updates."""
+
+    @field_validator("text")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        flat = " ".join(value.split())
+        if not flat:
+            raise ValueError("a fact needs some text")
+        if "<!--" in flat or "-->" in flat:
+            raise ValueError("a fact's text cannot contain '<!--' or '-->' (they mark its origin)")
+        if not m.is_utf8(flat):
+            raise ValueError("a fact's text must be valid Unicode (it has a lone surrogate)")
+        return flat
+
+    @field_validator("at")
+    @classmethod
+    def _utc_seconds(cls, value: datetime | None) -> datetime | None:
+        if value is None:
+            return None
+        moment = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        if not 1000 <= moment.year <= 9999:
+            raise ValueError(f"a fact's time must be in the years 1000-9999, not {moment.year}")
+        return moment.replace(microsecond=0)
+
+    @property
+    def number(self) -> int:
+        """The number in its id (0 for a fact not yet recorded): larger is newer."""
+        return int(self.id[1:]) if self.id else 0
+
+
+class MemoryFormatError(ValueError):
+    """``MEMORY.md`` does not follow the format; says which line and why."""
+
+    def __init__(self, line: int, problem: str) -> None:
+        super().__init__(f"MEMORY.md line {line}: {problem}")
+        self.line = line
+        self.problem = problem
+
+
+# -- MEMORY.md ----------------------------------------------------------------------------------
+
+TITLE = "# Session memory"
+NOTE = (
+    "<!-- One fact per line, under its section. The comment after a fact says where it came "
+    "from; a line you add without one is kept as written. -->"
+)
+_FACT_LINE = re.compile(r"^[-*] (?P<text>.*?)(?: <!-- (?P<meta>[^<>]*) -->)?$")
+_SECTION_BY_KEY = {name.lower(): name for name in SECTIONS}
+
+
+def _meta(fact: Fact) -> str:
+    parts = [fact.id] if fact.id else []
+    if fact.turn is not None:
+        parts.append(f"turn={fact.turn}")
+    if fact.source != HAND_EDIT:
+        parts.append(f"from={fact.source}")
+    if fact.at is not None:
+        parts.append(f"at={fact.at.strftime(_TIME_FORMAT)}")
+    if fact.supersedes:
+        parts.append(f"supersedes={fact.supersedes}")
+    return " ".join(parts)
+
+
+def fact_line(fact: Fact, *, provenance: bool = True) -> str:
+    """The fact's line in the file: ``- text <!-- f3 turn=7 from=toolu_0012 ... -->``."""
+    meta = _meta(fact) if provenance else ""
+    return f"- {fact.text} <!-- {meta} -->" if meta else f"- {fact.text}"
+
+
+def render(facts: Iterable[Fact], *, provenance: bool = True) -> str:
+    """``MEMORY.md`` for ``facts``: a title, then every section in order, facts as bullets.
+
+    With ``provenance=False`` the origin comments are left out: the text that goes into the
+    model's context (tier 2), where they would only cost tokens.
+    """
+    by_section: dict[str, list[Fact]] = {name: [] for name in SECTIONS}
+    for fact in facts:
+        by_section[fact.section].append(fact)
+    out = [TITLE, ""]
+    if provenance:
+        out += [NOTE, ""]
+    for name in SECTIONS:
+        out.append(f"## {name}")
+        out += [fact_line(f, provenance=provenance) for f in by_section[name]]
+        out.append("")
+    return "\n".join(out)
+
+
+def _parse_meta(meta: str, line: int) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    keys = {"turn": "turn", "from": "source", "at": "at", "supersedes": "supersedes"}
+    for n, token in enumerate(meta.split()):
+        if n == 0 and re.match(_ID, token):
+            fields["id"] = token
+            continue
+        key, sep, value = token.partition("=")
+        if not sep or key not in keys or not value:
+            raise MemoryFormatError(
+                line, f"{token!r} in the comment is not one of turn=, from=, at=, supersedes="
+            )
+        if keys[key] in fields:
+            raise MemoryFormatError(line, f"{key}= is given twice")
+        if key == "at":
+            try:
+                fields["at"] = datetime.strptime(value, _TIME_FORMAT).replace(tzinfo=UTC)
+            except ValueError:
+                raise MemoryFormatError(
+                    line, f"at={value} is not a time like 2026-01-01T12:00:00Z"
+                ) from None
+        else:
+            fields[keys[key]] = value
+    return fields
+
+
+def parse(text: str) -> list[Fact]:
+    """The facts in a ``MEMORY.md``, in file order; :class:`MemoryFormatError` if it is off.
+
+    ``parse(render(facts)) == facts`` for any facts. A line added by hand (no comment) is a
+    fact with source ``hand-edit`` and no id yet; a title, blank lines and comment lines are
+    skipped; anything else (an unknown section, a paragraph, a bad comment) is an error that
+    names the line.
+    """
+    facts: list[Fact] = []
+    section: str | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or (line.startswith("# ") and not line.startswith("## ")):
+            continue
+        if line.startswith("<!--") and line.endswith("-->"):
+            continue
+        if line.startswith("## "):
+            key = " ".join(line[3:].split()).lower()
+            if key not in _SECTION_BY_KEY:
+                raise MemoryFormatError(
+                    number,
+                    f"unknown section {line[3:].strip()!r}; the sections are "
+                    + ", ".join(SECTIONS),
+                )
+            section = _SECTION_BY_KEY[key]
+            continue
+        found = _FACT_LINE.match(line)
+        if found is None:
+            raise MemoryFormatError(
+                number, f"{_shorten(line)!r} is not a fact: a fact is one line starting with '- '"
+            )
+        if section is None:
+            raise MemoryFormatError(number, "a fact before the first '## ' section heading")
+        fields = _parse_meta(found.group("meta") or "", number)
+        try:
+            facts.append(Fact(section=section, text=found.group("text"), **fields))
+        except ValidationError as error:
+            problem = "; ".join(str(e["msg"]) for e in error.errors())
+            raise MemoryFormatError(number, problem) from None
+    return facts
+
+
+def _shorten(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` so that a crash at any moment leaves a whole file.
+
+    The text goes to a temporary file in the same folder, is flushed to the disk (``fsync``),
+    and is then moved over the old file with ``os.replace``, one step the file system does
+    whole. The folder is synced too, so the move itself survives a power cut (POSIX). Never
+    delete-then-write: a crash between the two would lose the memory.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
+    )
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    if hasattr(os, "O_DIRECTORY"):  # not on Windows, where the rename is already durable
+        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+
+
+# -- budgets ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Trimmed:
+    """A fact taken out to keep the memory in budget, and which budget it broke."""
+
+    fact: Fact
+    budget: str
+    """``section`` (its section was over ``section_tokens``) or ``total``."""
+
+    def __str__(self) -> str:
+        return f"{self.fact.id} from {self.fact.section} ({self.budget} budget)"
+
+
+def section_tokens(facts: Sequence[Fact], section: str) -> int:
+    """Tokens one section takes in the model's context (heading and facts, no comments)."""
+    lines = [
+        f"## {section}",
+        *(fact_line(f, provenance=False) for f in facts if f.section == section),
+    ]
+    return tokens.estimate_text("\n".join(lines))
+
+
+def fit_budgets(
+    facts: Sequence[Fact], *, per_section: int = SECTION_TOKENS, total: int = TOTAL_TOKENS
+) -> tuple[list[Fact], list[Trimmed]]:
+    """Drop the oldest facts until each section and the whole fit; say what was dropped.
+
+    A section over ``per_section`` loses its oldest facts first; then, while the whole is over
+    ``total``, the oldest fact of the first section in :data:`TRIM_ORDER` that has any goes.
+    """
+    kept = list(facts)
+    trimmed: list[Trimmed] = []
+
+    def drop_oldest(section: str, budget: str) -> None:
+        oldest = min((f for f in kept if f.section == section), key=lambda f: f.number)
+        kept.remove(oldest)
+        trimmed.append(Trimmed(oldest, budget))
+
+    for name in SECTIONS:
+        while section_tokens(kept, name) > per_section and any(f.section == name for f in kept):
+            drop_oldest(name, "section")
+    while sum(section_tokens(kept, name) for name in SECTIONS) > total and kept:
+        drop_oldest(next(s for s in TRIM_ORDER if any(f.section == s for f in kept)), "total")
+    return kept, trimmed
+
+
+# -- the fork's edit tool -----------------------------------------------------------------------
+
+
+class MemoryEditor:
+    """Runs the memory fork's tool calls against a copy of ``MEMORY.md`` held in memory.
+
+    Only ``edit_file`` (and ``write_file``) on the memory file are allowed, as Claude Code lets
+    its memory agent use only its Edit tool on that one file. Each edit follows
+    ``edit_file``'s rules (the old text must occur exactly once) and must leave a file that
+    :func:`parse` accepts: an edit that would break it is refused with the reason, so the fork
+    can try again, and the copy stays as it was.
+    """
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.text = text
+        self.edits = 0
+        self.refused = 0
+
+    def _is_memory(self, path: object) -> bool:
+        return isinstance(path, str) and path.strip().removeprefix("./") == self.path
+
+    def run(self, calls: Sequence[m.Block]) -> list[m.Block]:
+        return [self._one(call) for call in calls]
+
+    def _one(self, call: m.Block) -> m.Block:
+        call_id, name, args = str(call["id"]), call.get("name"), call.get("input")
+        if not isinstance(args, dict):
+            args = {}
+        try:
+            if name not in ("edit_file", "write_file") or not self._is_memory(args.get("path")):
+                raise ValueError(
+                    f"this memory update may only change {self.path}, with edit_file "
+                    f"(not {name} on {args.get('path')!r})"
+                )
+            new = self._edited(name, args)
+            parse(new)  # the file must stay readable: a broken edit is refused, not written
+        except (ValueError, TypeError) as error:
+            self.refused += 1
+            return m.tool_result(call_id, f"Refused: {error}", is_error=True)
+        self.text = new
+        self.edits += 1
+        return m.tool_result(call_id, f"Edited {self.path}")
+
+    def _edited(self, name: object, args: dict[str, Any]) -> str:
+        if name == "write_file":
+            content = args.get("content")
+            if not isinstance(content, str):
+                raise ValueError("write_file needs content, the whole new file")
+            return content
+        old, new = args.get("old_string"), args.get("new_string")
+        if not isinstance(old, str) or not isinstance(new, str) or not old:
+            raise ValueError("edit_file needs old_string (not empty) and new_string")
+        count = self.text.count(old)
+        if count == 0:
+            raise ValueError(f"old_string not found in {self.path}; copy it exactly")
+        if count > 1 and not args.get("replace_all"):
+            raise ValueError(f"old_string occurs {count} times in {self.path}; make it unique")
+        return self.text.replace(old, new)
+
+
+# -- when to extract ----------------------------------------------------------------------------
+
+
+class ExtractionSchedule(BaseModel):
+    """When session memory is brought up to date (Claude Code's numbers, as observed)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    first_tokens: int = Field(10_000, gt=0)
+    """The first extraction waits until the context holds this many tokens..."""
+    every_tokens: int = Field(5_000, gt=0)
+    """...and each later one until it has grown by this many since the last..."""
+    tool_calls: int = Field(3, ge=0)
+    """...and, both times, until this many tool calls were made since the last."""
+
+    def due(self, context: int, at_last: int | None, calls_since: int) -> bool:
+        """Whether to extract now: ``context`` tokens, ``at_last`` at the last extraction."""
+        if calls_since < self.tool_calls:
+            return False
+        if at_last is None:
+            return context >= self.first_tokens
+        return context - at_last >= self.every_tokens
+
+
+# -- events and records -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ForkUsage:
+    """The model calls of one extraction fork, and their tokens."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    cache_read_tokens: int = 0
+    output_tokens: int = 0
+
+    @classmethod
+    def of(cls, fork: ForkResult) -> ForkUsage:
+        return cls(
+            calls=fork.calls,
+            prompt_tokens=sum(prompt_tokens(r.usage) for r in fork.replies),
+            cache_read_tokens=fork.tokens("cache_read_input_tokens"),
+            output_tokens=fork.tokens("output_tokens"),
+        )
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """One extraction: when, what it changed, and what its fork cost."""
+
+    reply: int
+    """The session's reply it followed."""
+    context_tokens: int
+    ok: bool
+    reason: str = ""
+    """Why it failed (the memory was left as it was)."""
+    added: tuple[Fact, ...] = ()
+    superseded: tuple[Fact, ...] = ()
+    removed: tuple[Fact, ...] = ()
+    """Facts the fork deleted without superseding them."""
+    trimmed: tuple[Trimmed, ...] = ()
+    usage: ForkUsage = field(default_factory=lambda: ForkUsage())
+    """What the fork's model calls took."""
+
+
+@dataclass(frozen=True)
+class MemoryUpdated(Event):
+    extraction: Extraction
+
+    def __str__(self) -> str:
+        e, u = self.extraction, self.extraction.usage
+        parts = [f"+{len(e.added)} fact{'' if len(e.added) == 1 else 's'}"]
+        if e.superseded:
+            parts.append(f"{len(e.superseded)} superseded")
+        if e.removed:
+            parts.append(f"{len(e.removed)} removed")
+        line = (
+            f"🧠 session memory after reply {e.reply}: {', '.join(parts)}; fork: {u.calls} "
+            f"call{'' if u.calls == 1 else 's'}, {u.cache_read_tokens:,} of "
+            f"{u.prompt_tokens:,} prompt tokens from cache"
+        )
+        if e.trimmed:
+            line += "; trimmed " + ", ".join(str(t) for t in e.trimmed)
+        return line
+
+
+@dataclass(frozen=True)
+class MemoryNotUpdated(Event):
+    reply: int
+    reason: str
+
+    def __str__(self) -> str:
+        return (
+            f"⚠ session memory not updated after reply {self.reply}: {self.reason} "
+            "(the previous memory is kept)"
+        )
+
+
+# -- the plugin ---------------------------------------------------------------------------------
+
+EXTRACTION_MARKER = "Update the session memory file"
+
+
+def extraction_directive(path: str, current: str, *, per_section: int, total: int) -> str:
+    """The fork's instruction: the file as it is now, and how to update it."""
+    return f"""{EXTRACTION_MARKER} {path} from the conversation above. Do not answer or \
+continue the conversation's work: only update that file, with the edit_file tool (no other \
+tool, no other file).
+
+The file now holds:
+```markdown
+{current}```
+
+Rules:
+- One fact per line, "- " then the fact, under its section: {", ".join(SECTIONS)}.
+- End each line you add with <!-- from=ID -->: the id of the tool call it comes from \
+(toolu_...), or user for something the user said.
+- To correct or update a fact, replace its whole line with the new one and name the old \
+fact's id in the comment: <!-- from=ID supersedes=f3 -->. Leave every other line as it is, \
+comment included.
+- Record what someone taking over would need: the task in the user's words, every \
+correction the user made, errors and how they were fixed, the files and functions that \
+matter, what was learned, the current state, and a line of worklog.
+- Keep each section under about {per_section:,} tokens and the file under about {total:,}.
+- When the file is up to date, answer with one short sentence."""
+
+
+class SessionMemory(Plugin):
+    """Keeps ``MEMORY.md`` up to date as the session runs; tier 2 compacts with it.
+
+    Put it in the agent's ``plugins``; after each reply it checks the schedule and, when due,
+    runs the extraction fork. Hand it to ``harness.compaction.session_memory`` for tier 2.
+
+    Teaching simplification: Claude Code runs the extraction in the background while the
+    session goes on (and tier 2 waits for a running one to finish before it reads the file).
+    Here it runs at once, after the reply, so every run is deterministic; the cost in tokens
+    is the same, only the wait differs.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        schedule: ExtractionSchedule | None = None,
+        per_section: int = SECTION_TOKENS,
+        total: int = TOTAL_TOKENS,
+        fork_turns: int = DEFAULT_FORK_TURNS,
+    ) -> None:
+        self.path = Path(path)
+        self.schedule = schedule or ExtractionSchedule()
+        self.per_section = per_section
+        self.total = total
+        self.fork_turns = fork_turns
+        self.facts: list[Fact] = []
+        """The memory as last read or written (the file is the truth: see :meth:`load`)."""
+        self.extractions: list[Extraction] = []
+        self.covered: m.MessageDict | None = None
+        """The last message of the conversation the latest extraction read (by identity)."""
+        self.replies = 0
+        """Replies of the session so far (``after_reply`` counts them)."""
+        self.last_fork: ForkResult | None = None
+        self._at_last: int | None = None
+        self._calls_since = 0
+        self._text: str | None = None
+        """The file's text as last read or written, to notice an edit made by hand."""
+        self._next = 1
+
+    # -- the file ----------------------------------------------------------------------------
+
+    def load(self, now: float | None = None) -> list[Fact]:
+        """Read ``MEMORY.md`` again if it changed (a hand edit); :class:`MemoryFormatError` if
+        it is broken (``self.facts`` keeps the last good memory).
+
+        Lines added by hand get an id here, with source ``hand-edit``.
+        """
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return self.facts
+        if text == self._text:
+            return self.facts
+        parsed = parse(text)
+        moment = datetime.fromtimestamp(now, tz=UTC) if now is not None else None
+        self.facts = self._settle(parsed, lambda _source: self.replies or None, moment)
+        self._text = text
+        return self.facts
+
+    def text(self, *, provenance: bool = True) -> str:
+        """The memory as ``MEMORY.md`` (``provenance=False``: as the model's context gets it)."""
+        return render(self.facts, provenance=provenance)
+
+    def _display_path(self, agent: BaseAgent) -> str:
+        try:
+            return self.path.resolve().relative_to(agent.workspace).as_posix()
+        except ValueError:
+            return self.path.as_posix()
+
+    def _settle(
+        self,
+        parsed: Sequence[Fact],
+        turn_of: Any,
+        moment: datetime | None,
+    ) -> list[Fact]:
+        """Give new lines an id, turn and time; drop the facts they supersede."""
+        self._next = max([self._next, *(f.number + 1 for f in parsed)])
+        out: list[Fact] = []
+        for fact in parsed:
+            if fact.id is None:
+                fact = fact.model_copy(
+                    update={
+                        "id": f"f{self._next}",
+                        "turn": fact.turn or turn_of(fact.source),
+                        "at": fact.at or moment,
+                    }
+                )
+                self._next += 1
+            out.append(fact)
+        gone = {f.supersedes for f in out if f.supersedes}
+        return [f for f in out if f.id not in gone]
+
+    # -- extraction -----------------------------------------------------------------------------
+
+    def after_reply(self, agent: BaseAgent, reply: Message) -> None:
+        self.replies += 1
+        self._calls_since += len(m.tool_uses(agent.messages[-1]))
+        context = prompt_tokens(reply.usage) + reply.usage.output_tokens
+        if self._at_last is not None and context < self._at_last:
+            self._at_last = context  # a compaction shrank the context: growth counts from here
+        if self.schedule.due(context, self._at_last, self._calls_since):
+            self.extract(agent, context_tokens=context)
+
+    def extract(self, agent: BaseAgent, *, context_tokens: int | None = None) -> Extraction:
+        """Run the extraction fork now and write the file; report by event and return it.
+
+        Whatever fails (the file was broken by hand, the API, the fork's edits, the write),
+        the memory and its file stay as they were, and the event says why.
+        """
+        if context_tokens is None:
+            request = agent.request()
+            context_tokens = tokens.estimate_request(
+                request.messages, system=request.system, tools=request.tools
+            )
+        context = context_tokens
+        self._at_last, self._calls_since = context, 0
+        offered = {str(t.get("name")) for t in agent.request().tools or []}
+        if "edit_file" not in offered:
+            return self._failed(
+                agent,
+                context,
+                "the agent has no edit_file tool for the memory fork to use "
+                "(the fork's tools are the parent's, so that the cached prefix matches)",
+            )
+        now = agent.clock.now()
+        moment = datetime.fromtimestamp(now, tz=UTC)
+        try:
+            before = self.load(now)
+        except MemoryFormatError as error:
+            return self._failed(agent, context, f"{error}; fix the file by hand")
+        text_before = render(before)
+        path = self._display_path(agent)
+        editor = MemoryEditor(path, text_before)
+        directive = extraction_directive(
+            path, text_before, per_section=self.per_section, total=self.total
+        )
+        try:
+            fork = run_fork(
+                agent, directive, tools=editor, purpose="memory", max_turns=self.fork_turns
+            )
+        except anthropic.APIError as error:
+            return self._failed(agent, context, f"the extraction request failed: {error}")
+        self.last_fork = fork
+        usage = ForkUsage.of(fork)
+        if editor.edits == 0 and editor.refused:
+            return self._failed(
+                agent, context, f"all {editor.refused} of the fork's edits were refused", usage
+            )
+        turn_of = self._turn_finder(agent)
+        after = self._settle(parse(editor.text), turn_of, moment)
+        kept, trimmed = fit_budgets(after, per_section=self.per_section, total=self.total)
+        text = render(kept)
+        try:
+            write_atomic(self.path, text)
+        except OSError as error:
+            return self._failed(agent, context, f"could not write {path}: {error}", usage)
+        known = {f.id for f in before}
+        now_ids = {f.id for f in after}
+        superseding = {f.supersedes for f in after if f.supersedes and f.id not in known}
+        record = Extraction(
+            reply=self.replies,
+            context_tokens=context,
+            ok=True,
+            added=tuple(f for f in after if f.id not in known),
+            superseded=tuple(f for f in before if f.id in superseding),
+            removed=tuple(f for f in before if f.id not in now_ids and f.id not in superseding),
+            trimmed=tuple(trimmed),
+            usage=usage,
+        )
+        self.facts, self._text = kept, text
+        self.covered = agent.messages[-1] if agent.messages else None
+        self.extractions.append(record)
+        agent.emit(MemoryUpdated(record))
+        return record
+
+    def _failed(
+        self, agent: BaseAgent, context: int, reason: str, usage: ForkUsage | None = None
+    ) -> Extraction:
+        record = Extraction(
+            reply=self.replies,
+            context_tokens=context,
+            ok=False,
+            reason=reason,
+            usage=usage or ForkUsage(),
+        )
+        self.extractions.append(record)
+        agent.emit(MemoryNotUpdated(self.replies, reason))
+        return record
+
+    def _turn_finder(self, agent: BaseAgent) -> Any:
+        """A function from a fact's source to the reply it came from (the latest if unknown)."""
+        replies = [msg for msg in agent.messages if msg["role"] == "assistant"]
+        where: dict[str, int] = {}
+        for k, msg in enumerate(replies):
+            for use in m.tool_uses(msg):
+                where[str(use["id"])] = self.replies - (len(replies) - 1 - k)
+        return lambda source: max(1, where.get(source, self.replies))
+
+
+__all__ = [
+    "EXTRACTION_MARKER",
+    "HAND_EDIT",
+    "SECTIONS",
+    "SECTION_TOKENS",
+    "TOTAL_TOKENS",
+    "Extraction",
+    "ExtractionSchedule",
+    "Fact",
+    "ForkUsage",
+    "MemoryEditor",
+    "MemoryFormatError",
+    "MemoryNotUpdated",
+    "MemoryUpdated",
+    "SectionName",
+    "SessionMemory",
+    "Trimmed",
+    "extraction_directive",
+    "fit_budgets",
+    "parse",
+    "render",
+    "write_atomic",
+]
