@@ -146,11 +146,14 @@ def _new_facts(conversation: Sequence[dict[str, Any]], memory: list[Fact]) -> li
         m.text_of(msg) for msg in conversation if msg["role"] == "assistant" and m.text_of(msg)
     ]
     for text in words:
-        for sentence in re.findall(r"Note: [^.\n]*\.?", text):
-            add("Learnings", sentence.removeprefix("Note: "), "assistant")
+        # A sentence ends at a full stop followed by a space or the end (not one in "0.01").
+        for sentence in re.findall(r"Note: (.*?)(?:\.(?=\s|$)|$)", text, re.MULTILINE):
+            add("Learnings", sentence, "assistant")
 
-    logged = [f.source for f in memory if f.section == "Worklog" and f.source.startswith("toolu_")]
-    since = [c for c in calls if not logged or str(c["id"]) > max(logged)]
+    # The scripted model numbers its calls (toolu_0001, ...): the worklog goes on after the
+    # highest number it logged, even when the call it named was compacted away.
+    logged = [_number(f.source) for f in memory if f.section == "Worklog"]
+    since = [c for c in calls if _number(str(c["id"])) > max(logged, default=-1)]
     if since:
         tally: dict[str, int] = {}
         for call in since:
@@ -166,6 +169,11 @@ def _new_facts(conversation: Sequence[dict[str, Any]], memory: list[Fact]) -> li
     return out
 
 
+def _number(tool_use_id: str) -> int:
+    found = re.search(r"(\d+)$", tool_use_id)
+    return int(found.group(1)) if found else -1
+
+
 def _section_block(lines: list[str], section: str) -> tuple[int, int]:
     """Where a section's heading and facts are in the file's lines: [start, end)."""
     start = lines.index(f"## {section}")
@@ -176,37 +184,29 @@ def _section_block(lines: list[str], section: str) -> tuple[int, int]:
 
 
 def _edits(path: str, text: str, new: list[Fact]) -> list[ToolCall]:
-    """One ``edit_file`` call per section that changes: old lines replaced, new ones added."""
-    lines = text.splitlines()
+    """``edit_file`` calls, each anchored on one line, as a model edits: a superseded fact's
+    line is replaced, a new fact goes after its section's last line (or its heading).
+
+    The calls run one after another, so each is worked out on the text the ones before it
+    leave behind.
+    """
     calls = []
-    for section in dict.fromkeys(f.section for f in new):
-        start, end = _section_block(lines, section)
-        block = lines[start:end]
-        changed = list(block)
-        for fact in (f for f in new if f.section == section):
-            line = fact_line(fact)
-            old = next(
-                (
-                    i
-                    for i, ln in enumerate(changed)
-                    if fact.supersedes and f"<!-- {fact.supersedes} " in ln
-                ),
-                None,
-            )
-            if old is not None:
-                changed[old] = line
-            else:
-                changed.append(line)
-        calls.append(
-            ToolCall(
-                "edit_file",
-                {
-                    "path": path,
-                    "old_string": "\n".join(block) + "\n",
-                    "new_string": "\n".join(changed) + "\n",
-                },
-            )
+    for fact in new:
+        lines = text.splitlines()
+        line = fact_line(fact)
+        old = next(
+            (ln for ln in lines if fact.supersedes and f"<!-- {fact.supersedes} " in ln), None
         )
+        if old is not None:
+            edit = {"old_string": old, "new_string": line}
+        else:
+            _, end = _section_block(lines, fact.section)
+            anchor = lines[end - 1]
+            # The heading of an empty section also starts the next section's line, so it
+            # carries its line break; a fact's line is unique by its comment.
+            edit = {"old_string": anchor + "\n", "new_string": f"{anchor}\n{line}\n"}
+        text = text.replace(edit["old_string"], edit["new_string"], 1)
+        calls.append(ToolCall("edit_file", {"path": path, **edit}))
     return calls
 
 
