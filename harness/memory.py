@@ -42,7 +42,7 @@ from typing import Any, Literal, get_args
 
 import anthropic
 from anthropic.types import Message
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness import messages as m
 from harness import tokens
@@ -120,10 +120,19 @@ class Fact(BaseModel):
     def _utc_seconds(cls, value: datetime | None) -> datetime | None:
         if value is None:
             return None
-        moment = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        try:
+            moment = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        except OverflowError:  # a time zone that pushes it past the ends of the calendar
+            raise ValueError(f"{value.isoformat()} is out of range in UTC") from None
         if not 1000 <= moment.year <= 9999:
             raise ValueError(f"a fact's time must be in the years 1000-9999, not {moment.year}")
         return moment.replace(microsecond=0)
+
+    @model_validator(mode="after")
+    def _not_its_own_successor(self) -> Fact:
+        if self.id is not None and self.supersedes == self.id:
+            raise ValueError(f"a fact cannot supersede itself ({self.id})")
+        return self
 
     @property
     def number(self) -> int:
@@ -218,13 +227,15 @@ def _parse_meta(meta: str, line: int) -> dict[str, Any]:
 def parse(text: str) -> list[Fact]:
     """The facts in a ``MEMORY.md``, in file order; :class:`MemoryFormatError` if it is off.
 
-    ``parse(render(facts)) == facts`` for any facts. A line added by hand (no comment) is a
+    ``parse(render(facts)) == facts`` for facts in section order (``render`` groups them by
+    section) whose ids are unique. A line added by hand (no comment) is a
     fact with source ``hand-edit`` and no id yet; a title, blank lines and comment lines are
     skipped; anything else (an unknown section, a paragraph, a bad comment) is an error that
     names the line.
     """
     facts: list[Fact] = []
     section: str | None = None
+    lines_of: dict[str, int] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or (line.startswith("# ") and not line.startswith("## ")):
@@ -249,6 +260,12 @@ def parse(text: str) -> list[Fact]:
         if section is None:
             raise MemoryFormatError(number, "a fact before the first '## ' section heading")
         fields = _parse_meta(found.group("meta") or "", number)
+        if (taken := lines_of.setdefault(fields.get("id", ""), number)) != number and fields.get(
+            "id"
+        ):
+            raise MemoryFormatError(
+                number, f"id {fields['id']} is already used on line {taken}: ids are unique"
+            )
         try:
             facts.append(Fact(section=section, text=found.group("text"), **fields))
         except ValidationError as error:
