@@ -369,14 +369,21 @@ class MemoryEditor:
     can try again, and the copy stays as it was.
     """
 
-    def __init__(self, path: str, text: str) -> None:
+    def __init__(self, path: str, text: str, *, real: Path | None = None) -> None:
         self.path = path
+        self.real = real.resolve() if real is not None else None
+        """The file itself: a model may name it by its absolute path instead."""
         self.text = text
         self.edits = 0
         self.refused = 0
 
     def _is_memory(self, path: object) -> bool:
-        return isinstance(path, str) and path.strip().removeprefix("./") == self.path
+        if not isinstance(path, str):
+            return False
+        if path.strip().removeprefix("./") == self.path:
+            return True
+        given = Path(path.strip())
+        return self.real is not None and given.is_absolute() and given.resolve() == self.real
 
     def run(self, calls: Sequence[m.Block]) -> list[m.Block]:
         return [self._one(call) for call in calls]
@@ -677,7 +684,7 @@ class SessionMemory(Plugin):
             return self._failed(agent, context, f"{error}; fix the file by hand")
         text_before = render(before)
         path = self._display_path(agent)
-        editor = MemoryEditor(path, text_before)
+        editor = MemoryEditor(path, text_before, real=self.path)
         directive = extraction_directive(
             path, text_before, per_section=self.per_section, total=self.total
         )

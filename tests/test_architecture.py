@@ -82,6 +82,8 @@ CHAPTER: dict[str, int] = {
     "harness.memory": 7,
     "harness.compaction.session_memory": 7,
     "harness.model.scripted_memory": 7,
+    "harness.notebook.memory": 7,
+    "harness.exercises.ch07": 7,
 }
 
 

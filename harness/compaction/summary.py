@@ -68,6 +68,8 @@ CONTINUE = (
     "Continue the conversation from where it left off without asking the user any further "
     "questions. Continue with the last task that you were asked to work on."
 )
+REREAD = "(read again after compaction)"
+"""How a file put back after compaction is labelled, after its path."""
 PTL_RETRY_MARKER = "[Earlier messages were dropped so that this compaction request fits.]"
 
 
@@ -265,9 +267,7 @@ def summarise(
     new_blocks = [m.text(SUMMARY_PREAMBLE + summary)]
     context = ToolContext(workspace=Workspace(agent.workspace), clock=agent.clock)
     files = reinject_files(recently_read_files(agent.messages), context)
-    new_blocks += [
-        m.text(f"Contents of {path} (read again after compaction):\n{text}") for path, text in files
-    ]
+    new_blocks += [m.text(f"Contents of {path} {REREAD}:\n{text}") for path, text in files]
     kept = (pinned or PinnedFacts()).put_back([m.user(new_blocks)], system=base.system)
     new = kept.messages
     if trigger != "manual":

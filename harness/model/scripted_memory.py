@@ -29,8 +29,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness import messages as m
+from harness.compaction.pinned import PINNED_HEADING
 from harness.compaction.session_memory import MEMORY_PREAMBLE
-from harness.compaction.summary import CONTINUE, SUMMARY_PREAMBLE
+from harness.compaction.summary import CONTINUE, REREAD, SUMMARY_PREAMBLE
 from harness.memory import EXTRACTION_MARKER, Fact, fact_line, parse
 from harness.model.scripted import Reply, Request, ToolCall
 
@@ -69,7 +70,11 @@ def _prompts(conversation: Sequence[dict[str, Any]]) -> list[str]:
             continue
         for block in m.blocks(msg):
             said = str(block.get("text", "")) if block.get("type") == "text" else ""
-            if said.strip() and not said.startswith((MEMORY_PREAMBLE, SUMMARY_PREAMBLE, CONTINUE)):
+            harness_wrote = (
+                said.startswith((MEMORY_PREAMBLE, SUMMARY_PREAMBLE, CONTINUE, PINNED_HEADING))
+                or REREAD in said.split("\n", 1)[0]
+            )
+            if said.strip() and not harness_wrote:
                 out.append(said)
     return out
 
