@@ -150,3 +150,21 @@ def test_an_example_path_in_prose_is_not_a_machine_path(tmp_path: Path) -> None:
     path = tmp_path / "prose.ipynb"
     path.write_text(json.dumps(notebook), encoding="utf-8")
     test_no_absolute_machine_paths(path)
+
+
+@notebooks
+def test_dollar_amounts_in_prose_are_code_so_no_renderer_typesets_them_as_math(
+    path: Path,
+) -> None:
+    # JupyterLab reads text between two dollar signs as LaTeX: "$3 in, $15 out" shows as
+    # italic math, and a backslash does not stop it there (it does elsewhere, where it would
+    # then show). In a code span, `$3`, every renderer shows it as written.
+    found = []
+    for cell in load(path)["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        prose = "`".join(
+            part for k, part in enumerate("".join(cell["source"]).split("`")) if k % 2 == 0
+        )
+        found += re.findall(r"(?<!\$)\$\d[\d.,]*", prose)
+    assert not found, f"dollar amounts outside code spans (write `$3`): {found}"
