@@ -46,10 +46,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from harness import messages as m
 from harness import tokens
+from harness.compaction.context import ContextTracker
 from harness.events import Event
 from harness.fork import DEFAULT_FORK_TURNS, ForkResult, run_fork
 from harness.loop import BaseAgent, Plugin
 from harness.pricing import prompt_tokens
+from harness.tools.base import ToolError
+from harness.tools.builtins import replace_text
 
 # -- facts --------------------------------------------------------------------------------------
 
@@ -414,14 +417,13 @@ class MemoryEditor:
                 raise ValueError("write_file needs content, the whole new file")
             return content
         old, new = args.get("old_string"), args.get("new_string")
-        if not isinstance(old, str) or not isinstance(new, str) or not old:
-            raise ValueError("edit_file needs old_string (not empty) and new_string")
-        count = self.text.count(old)
-        if count == 0:
-            raise ValueError(f"old_string not found in {self.path}; copy it exactly")
-        if count > 1 and not args.get("replace_all"):
-            raise ValueError(f"old_string occurs {count} times in {self.path}; make it unique")
-        return self.text.replace(old, new)
+        if not isinstance(old, str) or not isinstance(new, str):
+            raise ValueError("edit_file needs old_string and new_string")
+        try:  # the builtin edit_file's own rule, on the copy
+            text, _ = replace_text(self.text, old, new, bool(args.get("replace_all")), self.path)
+        except ToolError as error:
+            raise ValueError(str(error)) from None
+        return text
 
 
 # -- when to extract ----------------------------------------------------------------------------
@@ -577,6 +579,8 @@ class SessionMemory(Plugin):
         self.per_section = per_section
         self.total = total
         self.fork_turns = fork_turns
+        self.tracker = ContextTracker()
+        """How big the context is: the last reply's usage, as auto-compact measures it."""
         self.facts: list[Fact] = []
         """The memory as last read or written (the file is the truth: see :meth:`load`)."""
         self.extractions: list[Extraction] = []
@@ -649,7 +653,8 @@ class SessionMemory(Plugin):
     def after_reply(self, agent: BaseAgent, reply: Message) -> None:
         self.replies += 1
         self._calls_since += len(m.tool_uses(agent.messages[-1]))
-        context = prompt_tokens(reply.usage) + reply.usage.output_tokens
+        self.tracker.after_reply(agent, reply)
+        context = self.tracker.size(agent)
         if self._at_last is not None and context < self._at_last:
             self._at_last = context  # a compaction shrank the context: growth counts from here
         if self.schedule.due(context, self._at_last, self._calls_since):
@@ -661,12 +666,7 @@ class SessionMemory(Plugin):
         Whatever fails (the file was broken by hand, the API, the fork's edits, the write),
         the memory and its file stay as they were, and the event says why.
         """
-        if context_tokens is None:
-            request = agent.request()
-            context_tokens = tokens.estimate_request(
-                request.messages, system=request.system, tools=request.tools
-            )
-        context = context_tokens
+        context = self.tracker.size(agent) if context_tokens is None else context_tokens
         self._at_last, self._calls_since = context, 0
         offered = {str(t.get("name")) for t in agent.request().tools or []}
         if "edit_file" not in offered:

@@ -566,7 +566,11 @@ def test_the_editor_can_rewrite_the_whole_file_with_write_file() -> None:
             {"path": MEMORY_PATH, "old_string": "## ", "new_string": "## x"},
             "occurs 6 times",
         ),
-        ("edit_file", {"path": MEMORY_PATH, "old_string": "", "new_string": "x"}, "not empty"),
+        (
+            "edit_file",
+            {"path": MEMORY_PATH, "old_string": "", "new_string": "x"},
+            "old_string is empty",
+        ),
         ("edit_file", {"path": MEMORY_PATH, "old_string": "Task", "new_string": 3}, "needs"),
         ("write_file", {"path": MEMORY_PATH}, "needs content"),
         (

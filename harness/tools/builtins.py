@@ -225,12 +225,24 @@ def edit_file(args: EditFileInput, context: ToolContext) -> str:
     # Claude Code also refuses to edit a file the model has not read in this session (and
     # one changed on disk since it was read). This teaching version skips that bookkeeping.
     real, rel = _resolve(context, args.path)
-    if not args.old_string:
+    text, count = replace_text(
+        _read_text(real, rel), args.old_string, args.new_string, args.replace_all, rel
+    )
+    real.write_text(text, encoding="utf-8", newline="")
+    return f"Edited {rel}: replaced {count} occurrence{'s' if count > 1 else ''}"
+
+
+def replace_text(text: str, old: str, new: str, replace_all: bool, rel: str) -> tuple[str, int]:
+    """``edit_file``'s rule on a text: ``old`` must occur exactly once (or ``replace_all``).
+
+    Returns the new text and how many places changed; a :class:`ToolError` says why not. Also
+    used where an edit_file call is applied to text that is not in the workspace (chapter 07's
+    memory file).
+    """
+    if not old:
         raise ToolError("old_string is empty; to create a file, use write_file")
-    if args.old_string == args.new_string:
+    if old == new:
         raise ToolError("old_string and new_string are the same; there is nothing to change")
-    text = _read_text(real, rel)
-    old, new = args.old_string, args.new_string
     if (
         old not in text and "\r\n" in text and "\r" not in old
     ):  # the model saw "\n" endings through read_file
@@ -241,13 +253,12 @@ def edit_file(args: EditFileInput, context: ToolContext) -> str:
             f"old_string not found in {rel}; it must match the file exactly, including "
             "whitespace and indentation (read the file again and copy the text)"
         )
-    if count > 1 and not args.replace_all:
+    if count > 1 and not replace_all:
         raise ToolError(
             f"old_string occurs {count} times in {rel}; add surrounding lines to make it "
             "unique, or set replace_all to true to replace every occurrence"
         )
-    real.write_text(text.replace(old, new), encoding="utf-8", newline="")
-    return f"Edited {rel}: replaced {count} occurrence{'s' if count > 1 else ''}"
+    return text.replace(old, new), count
 
 
 class GlobInput(ToolInput):
