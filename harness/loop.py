@@ -6,11 +6,13 @@ plug in at its named points:
 * ``before_request``: make the conversation fit (compaction);
 * ``call_model``: wraps every model call (cache breakpoints, error recovery);
 * ``after_reply``: remember and record what was said;
+* ``after_tools``: the tool results have joined the conversation (the transcript saves them);
+* ``on_rewrite``: the conversation is about to be replaced (the transcript marks a compaction);
 * the tool calls: whatever runs them implements :class:`ToolCalls` (validation, permissions,
   hooks, parallel reads: the tool runner);
 * Stop hooks: when the model is about to end its turn, they may send it back to work.
 
-A :class:`Plugin` implements any of the first three, and ``on_stop``, its own stop hook. A
+A :class:`Plugin` implements any of these, and ``on_stop``, its own stop hook. A
 ``call_model`` layer that cannot get a reply ends the run by raising :class:`StopRun` with an
 event that says why (error recovery gives up this way); the loop yields that event and
 returns, so the run ends cleanly instead of raising. :class:`BaseAgent` is the loop over two
@@ -124,6 +126,14 @@ class Plugin:
 
     def after_reply(self, agent: BaseAgent, reply: Message) -> None:
         """Runs once the reply has joined the conversation."""
+
+    def after_tools(self, agent: BaseAgent, results: list[m.Block]) -> None:
+        """Runs once a reply's tool results have joined the conversation (also when a run
+        stopped early and its calls were answered as interrupted)."""
+
+    def on_rewrite(self, agent: BaseAgent, rewrite: Rewrite) -> None:
+        """Runs when a checked rewrite is about to replace the conversation: ``agent.messages``
+        is still the old one, ``rewrite.messages`` the new."""
 
     def on_stop(self, agent: BaseAgent, reply: Message) -> str | None:
         """Runs when the model is about to end its turn, after the Stop hooks: return text
@@ -251,6 +261,8 @@ class BaseAgent:
                     continue
                 results = yield from self.tools.run(calls)  # permissions, hooks, threads
                 self.messages.append(m.user(results))
+                self._at_each_plugin("after_tools", results)  # transcripts
+                yield from self._drain()
             yield MaxTurnsReached(self.config.max_turns)
 
     @property
@@ -302,6 +314,7 @@ class BaseAgent:
         ``messages.InvalidConversation`` and the conversation stays as it was.
         """
         m.ensure_valid(rewrite.messages)
+        self._at_each_plugin("on_rewrite", rewrite)  # the transcript marks the change
         self.messages[:] = rewrite.messages
         return rewrite.event
 
@@ -378,6 +391,7 @@ class BaseAgent:
                 for u in m.tool_uses(last)
             ]
             self.messages.append(m.user(results))
+            self._at_each_plugin("after_tools", results)
 
 
 def prompt_problem(text: object) -> str | None:

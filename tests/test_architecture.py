@@ -84,6 +84,8 @@ CHAPTER: dict[str, int] = {
     "harness.model.scripted_memory": 7,
     "harness.notebook.memory": 7,
     "harness.exercises.ch07": 7,
+    "harness.transcript": 8,
+    "harness.resume": 8,
 }
 
 

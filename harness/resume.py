@@ -1,0 +1,353 @@
+"""Resume: pick a session up from its transcript, and the pointers that find it.
+
+* :class:`Sessions` is one workspace's folder of transcripts, laid out as Claude Code lays
+  out ``~/.claude/projects/<folder>/<session-id>.jsonl``, with a small index that maps names
+  (``latest``, a workflow step) to session ids.
+* The **flush gate**: :meth:`Sessions.bind` refuses to point a name at a session whose
+  transcript does not hold a complete message on disk. A pointer written first and a crash
+  before the transcript would leave a name that leads nowhere, and the next start would
+  begin again with no memory (seed 002).
+* :func:`resume` loads a session, repairs it, puts it in the agent and keeps writing the
+  same file. Tools that finished have their results in the conversation, so they never run
+  again; calls a crash cut off are answered as interrupted.
+* :func:`run_step` is a workflow step with an output check. When the check fails, it
+  resumes the step's session and sends a short correction, instead of running the whole
+  step again (seed 000: 21 minutes of redone work became a 16-second reply).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness import messages as m
+from harness.clock import Clock, RealClock
+from harness.events import Event
+from harness.loop import BaseAgent, Rewrite
+from harness.memory import write_atomic
+from harness.transcript import (
+    Change,
+    Entry,
+    Finding,
+    Session,
+    Transcript,
+    UnresolvedPolicy,
+    load,
+    parse_line,
+    project_folder,
+    random_ids,
+    repair,
+)
+
+CONTINUE_PROMPT = "Continue from where you left off."
+"""Sent when a resumed conversation ends on tool results (Claude Code adds a similar
+continuation message when a resumed session needs one)."""
+
+INDEX = "sessions.json"
+
+
+class SessionNotFound(LookupError):
+    """No session has that id (or no session was ever bound as the latest)."""
+
+
+class NotFlushed(RuntimeError):
+    """The flush gate refused to point a name at a session not yet safely on disk."""
+
+
+@dataclass(frozen=True)
+class Resumed(Event):
+    session_id: str
+    messages: int
+    changes: tuple[Change, ...]
+    findings: tuple[Finding, ...]
+
+    def __str__(self) -> str:
+        fixed = f", {len(self.changes)} repair(s)" if self.changes else ""
+        skipped = f", {len(self.findings)} finding(s)" if self.findings else ""
+        return f"↺ resumed {self.session_id[:8]}: {self.messages} messages{fixed}{skipped}"
+
+
+def is_flushed(path: Path) -> bool:
+    """Whether ``path`` holds at least one complete message entry, ended by a newline.
+
+    Reads from the end, a chunk at a time, so it costs the same on a 1 GB file.
+    """
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            end = size
+            tail = b""
+            while end > 0:
+                start = max(0, end - 65_536)
+                handle.seek(start)
+                tail = handle.read(end - start) + tail
+                lines = tail.split(b"\n")
+                complete = lines[1:-1] if start > 0 else lines[:-1]
+                for line in reversed(complete):
+                    entry = parse_line(line, 0)
+                    if isinstance(entry, Entry) and entry.type in ("user", "assistant"):
+                        return True
+                tail = lines[0] if start > 0 else b""
+                end = start
+    except OSError:
+        return False
+    return False
+
+
+@dataclass
+class Sessions:
+    """The transcripts of one workspace: ``root/projects/<folder>/<session-id>.jsonl``.
+
+    ``root`` is Claude Code's ``~/.claude``; the course keeps it inside the workspace
+    (``.harness``) so that a notebook leaves nothing behind in your home folder.
+    """
+
+    root: Path
+    cwd: Path
+    clock: Clock = field(default_factory=RealClock)
+    ids: Callable[[], str] = random_ids
+
+    @classmethod
+    def for_workspace(cls, workspace: str | Path, **kwargs: object) -> Sessions:
+        workspace = Path(workspace).resolve()
+        return cls(root=workspace / ".harness", cwd=workspace, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def folder(self) -> Path:
+        return self.root / "projects" / project_folder(self.cwd)
+
+    def path(self, session_id: str) -> Path:
+        if not session_id or "/" in session_id or "\\" in session_id or session_id in (".", ".."):
+            raise SessionNotFound(f"{session_id!r} is not a session id")
+        return self.folder / f"{session_id}.jsonl"
+
+    def new(self, *, fsync: bool = True) -> Transcript:
+        """A writer for a new session (the file appears with its first entry)."""
+        session_id = self.ids()
+        return Transcript(
+            path=self.path(session_id),
+            session_id=session_id,
+            cwd=str(self.cwd),
+            clock=self.clock,
+            ids=self.ids,
+            fsync=fsync,
+        )
+
+    def ids_on_disk(self) -> list[str]:
+        """Every session in the folder, oldest first (by the file's last change)."""
+        if not self.folder.is_dir():
+            return []
+        files = sorted(self.folder.glob("*.jsonl"), key=lambda p: (p.stat().st_mtime, p.name))
+        return [p.stem for p in files]
+
+    # -- the index and its gate --------------------------------------------------------------
+
+    def index(self) -> dict[str, str]:
+        """Names to session ids. A missing or unreadable index is an empty one."""
+        try:
+            data = json.loads((self.folder / INDEX).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return (
+            {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+            if isinstance(data, dict)
+            else {}
+        )
+
+    def bind(self, name: str, session_id: str) -> None:
+        """Point ``name`` at ``session_id`` (and ``latest`` too), through the flush gate.
+
+        Raises :class:`NotFlushed`, and writes nothing, unless the session's transcript
+        already holds a complete message on disk. The index is replaced atomically.
+        """
+        if not is_flushed(self.path(session_id)):
+            raise NotFlushed(
+                f"session {session_id} has no complete message on disk yet; a pointer to it "
+                "would lead nowhere after a crash, so none is written"
+            )
+        index = self.index()
+        index[name] = session_id
+        index["latest"] = session_id
+        write_atomic(self.folder / INDEX, json.dumps(index, indent=1, sort_keys=True) + "\n")
+
+    def lookup(self, name: str) -> str | None:
+        """The session ``name`` points at, if its transcript is still there."""
+        session_id = self.index().get(name)
+        if session_id is None or not self.path(session_id).exists():
+            return None
+        return session_id
+
+    def latest(self) -> str | None:
+        """The latest bound session (Claude Code's ``--continue``)."""
+        return self.lookup("latest")
+
+
+# -- resume --------------------------------------------------------------------------------
+
+
+@dataclass
+class Resume:
+    """What :func:`resume` did: the session, its repair, and the writer now attached."""
+
+    session: Session
+    changes: list[Change]
+    transcript: Transcript
+    event: Resumed
+
+    @property
+    def needs_continue(self) -> bool:
+        """The conversation ends on tool results: the model has not seen them yet."""
+        return bool(self.transcript._last is not None and self.transcript._last["role"] == "user")
+
+
+def resume(
+    agent: BaseAgent,
+    sessions: Sessions,
+    session_id: str | None = None,
+    *,
+    unresolved: UnresolvedPolicy = "answer",
+    fsync: bool = True,
+) -> Resume:
+    """Load a session (``session_id``, or the latest) into ``agent`` and keep recording it.
+
+    The conversation is repaired first (see :func:`harness.transcript.repair`). If the
+    repair only added answers at the end (calls a crash cut off), they are appended to the
+    file; if it changed anything earlier, a boundary and the repaired conversation are
+    written, so the file and the conversation agree from here on. The writer is added to
+    ``agent.plugins`` (replacing any other :class:`Transcript`). Raises
+    :class:`SessionNotFound` if there is nothing to resume.
+    """
+    session_id = session_id or sessions.latest()
+    if session_id is None:
+        raise SessionNotFound("no session to resume in this folder")
+    path = sessions.path(session_id)
+    if not path.exists():
+        raise SessionNotFound(f"no transcript for session {session_id}")
+    session = load(path)
+    fixed = repair(session.messages, unresolved=unresolved)
+    if not fixed.messages:
+        raise SessionNotFound(f"session {session_id} holds no conversation to resume")
+    transcript = Transcript(
+        path=path,
+        session_id=session_id,
+        cwd=str(sessions.cwd),
+        clock=sessions.clock,
+        ids=sessions.ids,
+        fsync=fsync,
+    )
+    raw, new = session.messages, fixed.messages
+    event = Resumed(session_id, len(new), tuple(fixed.changes), tuple(session.findings))
+    agent.plugins = [p for p in agent.plugins if not isinstance(p, Transcript)]
+    agent.apply(Rewrite(new, event))  # before the writer joins: this is not a compaction
+    if new[: len(raw)] == raw:  # unchanged, or only answers added at the end: append them
+        transcript.adopt(raw, session.leaf)
+        transcript.sync(agent.messages)
+    else:  # changed earlier on: the repaired conversation goes under a boundary
+        transcript.parent = session.leaf
+        transcript.write_messages(agent.messages, boundary="resume")
+    transcript.flush(durable=fsync)
+    agent.plugins.append(transcript)
+    agent.emit(event)
+    return Resume(session, fixed.changes, transcript, event)
+
+
+def continue_run(agent: BaseAgent, resumed: Resume) -> Iterator[Event]:
+    """Go on from a resumed session that ended on tool results (nothing to do otherwise)."""
+    if resumed.needs_continue:
+        yield from agent.run(CONTINUE_PROMPT)
+
+
+# -- the format retry (seed 000) -------------------------------------------------------------
+
+Check = Callable[[str], str | None]
+"""An output check: ``None`` if the text is acceptable, else what is wrong with it."""
+
+
+def correction_prompt(problem: str, instruction: str) -> str:
+    """The short prompt sent when only the output's format was wrong."""
+    return (
+        "Your previous run completed all of its work, but its output format was wrong: "
+        f"{problem}\nYou do NOT need to redo any work; everything is already in place.\n\n"
+        f"{instruction}\n\nReply with ONLY the corrected output in that format."
+    )
+
+
+def final_text(messages: list[m.MessageDict]) -> str:
+    """The text of the last assistant message ('' if there is none)."""
+    for message in reversed(messages):
+        if message["role"] == "assistant":
+            return m.text_of(message)
+    return ""
+
+
+@dataclass
+class StepRun:
+    """What :func:`run_step` did."""
+
+    step: str
+    session_id: str
+    output: str
+    ok: bool
+    attempts: list[str]
+    """The prompts sent, in order (the full prompt, then corrections)."""
+    problems: list[str]
+    """What the check said of each output it refused."""
+    resumed: bool
+    events: list[Event] = field(default_factory=list)
+
+
+def run_step(
+    step: str,
+    prompt: str,
+    check: Check,
+    *,
+    agent: BaseAgent,
+    sessions: Sessions,
+    instruction: str,
+    retries: int = 2,
+) -> StepRun:
+    """Run a workflow step whose output must pass ``check``, resuming its session if it has
+    one.
+
+    The step's session is looked up every time, whatever the workflow's own records say
+    (seed 000's bug was a lookup skipped because the step had no validated record). A
+    session found whose last output passes is done without a model call; one whose output
+    fails gets :func:`correction_prompt`, not the full prompt. A new session is bound to
+    ``step`` through the flush gate once its transcript is on disk.
+    """
+    events: list[Event] = []
+    attempts: list[str] = []
+    problems: list[str] = []
+    session_id = sessions.lookup(step)
+    resumed = session_id is not None
+    if session_id is not None:
+        resume(agent, sessions, session_id)
+        problem = check(final_text(agent.messages))
+        if problem is None:
+            return StepRun(step, session_id, final_text(agent.messages), True, [], [], True, events)
+        problems.append(problem)
+        next_prompt = correction_prompt(problem, instruction)
+    else:
+        transcript = sessions.new()
+        agent.plugins = [p for p in agent.plugins if not isinstance(p, Transcript)] + [transcript]
+        session_id = transcript.session_id
+        next_prompt = prompt
+    for _ in range(retries + 1):
+        attempts.append(next_prompt)
+        events.extend(agent.run(next_prompt))
+        for plugin in agent.plugins:
+            if isinstance(plugin, Transcript):
+                plugin.flush(durable=plugin.fsync)
+        sessions.bind(step, session_id)
+        output = final_text(agent.messages)
+        problem = check(output)
+        if problem is None:
+            return StepRun(step, session_id, output, True, attempts, problems, resumed, events)
+        problems.append(problem)
+        next_prompt = correction_prompt(problem, instruction)
+    return StepRun(
+        step, session_id, final_text(agent.messages), False, attempts, problems, resumed, events
+    )
