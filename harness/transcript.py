@@ -959,7 +959,7 @@ class Transcript(Plugin):
     def _guard(self, agent: BaseAgent, action: Callable[[], object]) -> None:
         try:
             action()
-        except OSError as error:  # the run goes on; the event says what cannot be resumed
+        except (OSError, TypeError, ValueError) as error:  # the run goes on, and says so
             agent.emit(TranscriptFailed(f"{type(error).__name__}: {error}"))
 
     def _write_messages(
@@ -1044,6 +1044,8 @@ class Transcript(Plugin):
         if self._handle is None:
             self._handle = _open_for_append(self.path)
         line = json.dumps(entry, ensure_ascii=False)
+        if not m.is_utf8(line):  # a lone surrogate cannot be written as UTF-8: escape it
+            line = json.dumps(entry)
         self._handle.write(line + "\n")
         self.written += 1
         if "uuid" in entry and (chained is None or chained):
