@@ -111,9 +111,16 @@ class Sessions:
     ids: Callable[[], str] = random_ids
 
     @classmethod
-    def for_workspace(cls, workspace: str | Path, **kwargs: object) -> Sessions:
+    def for_workspace(
+        cls,
+        workspace: str | Path,
+        *,
+        clock: Clock | None = None,
+        ids: Callable[[], str] = random_ids,
+    ) -> Sessions:
+        """The sessions of ``workspace``, kept in its ``.harness`` folder."""
         workspace = Path(workspace).resolve()
-        return cls(root=workspace / ".harness", cwd=workspace, **kwargs)  # type: ignore[arg-type]
+        return cls(workspace / ".harness", workspace, clock or RealClock(), ids)
 
     @property
     def folder(self) -> Path:
@@ -197,10 +204,9 @@ class Resume:
     transcript: Transcript
     event: Resumed
 
-    @property
-    def needs_continue(self) -> bool:
-        """The conversation ends on tool results: the model has not seen them yet."""
-        return bool(self.transcript._last is not None and self.transcript._last["role"] == "user")
+    needs_continue: bool
+    """The conversation ends on a user message (tool results, say) the model has not
+    answered yet: :func:`continue_run` sends :data:`CONTINUE_PROMPT`."""
 
 
 def resume(
@@ -251,7 +257,8 @@ def resume(
     transcript.flush(durable=fsync)
     agent.plugins.append(transcript)
     agent.emit(event)
-    return Resume(session, fixed.changes, transcript, event)
+    ends_on_user = agent.messages[-1]["role"] == "user"
+    return Resume(session, fixed.changes, transcript, event, ends_on_user)
 
 
 def continue_run(agent: BaseAgent, resumed: Resume) -> Iterator[Event]:

@@ -211,7 +211,7 @@ def last_boundary_offset(path: str | Path) -> tuple[int, int] | None:
     return None
 
 
-def _count_lines(view: mmap.mmap, stop: int, chunk: int = 16 * 1024 * 1024) -> int:
+def _count_lines(view: mmap.mmap, stop: int, chunk: int = 4 * 1024 * 1024) -> int:
     count = 0
     for at in range(0, stop, chunk):
         count += view[at : min(at + chunk, stop)].count(b"\n")
