@@ -427,15 +427,21 @@ def _merge_same_role(conversation: list[m.MessageDict]) -> list[m.MessageDict]:
     out: list[m.MessageDict] = []
     for message in conversation:
         if out and out[-1]["role"] == message["role"]:
-            merged = [*m.blocks(out[-1]), *m.blocks(message)]
-            if message["role"] == "user":
-                merged = [b for b in merged if b.get("type") == "tool_result"] + [
-                    b for b in merged if b.get("type") != "tool_result"
-                ]
-            out[-1] = {"role": message["role"], "content": merged}
+            out[-1] = _joined(out[-1], message)
         else:
             out.append(message)
     return out
+
+
+def _joined(first: m.MessageDict, second: m.MessageDict) -> m.MessageDict:
+    """Two messages of one role as one; in a user message, tool results go first (the API
+    refuses a tool_result after other content)."""
+    merged = [*m.blocks(first), *m.blocks(second)]
+    if first["role"] == "user":
+        merged = [b for b in merged if b.get("type") == "tool_result"] + [
+            b for b in merged if b.get("type") != "tool_result"
+        ]
+    return {"role": first["role"], "content": merged}
 
 
 # -- fsck ---------------------------------------------------------------------------------
@@ -693,12 +699,7 @@ def _merge_neighbours(
     for index, message in work:
         if out and out[-1][1]["role"] == message["role"]:
             first_index, first = out[-1]
-            merged = [*m.blocks(first), *m.blocks(message)]
-            if message["role"] == "user":  # the API wants tool results before any text
-                merged = [b for b in merged if b.get("type") == "tool_result"] + [
-                    b for b in merged if b.get("type") != "tool_result"
-                ]
-            out[-1] = (first_index, {"role": message["role"], "content": merged})
+            out[-1] = (first_index, _joined(first, message))
             changes.append(Change("merged", index, f"into the {message['role']} message before it"))
         else:
             out.append((index, message))
