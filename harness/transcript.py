@@ -358,10 +358,18 @@ def _conversation(
     """The API messages of ``chain``: replies merged by message id, side-branch results
     found by tool_use id, microcompactions applied."""
     blocks_of_reply: dict[str, list[m.Block]] = {}
+    seen_blocks: dict[str, set[str]] = {}
     results: dict[str, m.Block] = {}
     for entry in main:
         if entry.type == "assistant" and entry.message_id is not None:
-            blocks_of_reply.setdefault(entry.message_id, []).extend(entry.blocks())
+            # One reply may be written twice (whole, then block by block: Claude Code 2.0
+            # does this after a retry): keep each block once.
+            seen = seen_blocks.setdefault(entry.message_id, set())
+            for block in entry.blocks():
+                key = _block_key(block)
+                if key not in seen:
+                    seen.add(key)
+                    blocks_of_reply.setdefault(entry.message_id, []).append(block)
         elif entry.type == "user":
             for block in entry.blocks():
                 if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
@@ -419,6 +427,12 @@ def _conversation(
                     for b in message["content"]
                 ]
     return out
+
+
+def _block_key(block: m.Block) -> str:
+    if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+        return f"tool_use:{block['id']}"
+    return json.dumps(block, sort_keys=True, default=str)
 
 
 def _merge_same_role(conversation: list[m.MessageDict]) -> list[m.MessageDict]:
@@ -599,7 +613,7 @@ def repair(
             work.append((index, mended))
     work = _settle(work, changes, unresolved)
     if work and work[0][1]["role"] != "user":
-        work.insert(0, (0, m.user(RESUMED_WITHOUT_START)))
+        work.insert(0, (0, m.user([m.text(RESUMED_WITHOUT_START)])))
         changes.append(Change("start added", 0, "the conversation began with the model"))
     # A safety net for what the rules above do not foresee: drop what the API would still
     # refuse, and settle again. (The property tests have not found such a case.)
@@ -611,7 +625,7 @@ def repair(
         changes.append(Change("message dropped", index, f"still invalid: {problems[0].detail}"))
         work = _settle(work, changes, unresolved)
         if work and work[0][1]["role"] != "user":
-            work.insert(0, (0, m.user(RESUMED_WITHOUT_START)))
+            work.insert(0, (0, m.user([m.text(RESUMED_WITHOUT_START)])))
     else:
         work = []  # nothing the API accepts could be kept
         changes.append(Change("message dropped", 0, "no valid conversation could be kept"))
@@ -940,7 +954,11 @@ class Transcript(Plugin):
             self._handle = None
 
     def adopt(self, conversation: Sequence[m.MessageDict], parent: str | None) -> None:
-        """Take ``conversation`` as already written, ending at entry ``parent`` (a resume)."""
+        """Take ``conversation`` as already written, ending at entry ``parent`` (a resume).
+
+        Give it the agent's own message objects (``agent.messages``), not a copy: the
+        writer recognises its last message by identity, and a copy looks like a rewrite it
+        was not told of (it would write a boundary and the conversation again)."""
         self.parent = parent
         self._count = len(conversation)
         self._last = conversation[-1] if conversation else None
