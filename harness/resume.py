@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -245,11 +246,16 @@ def resume(
         fsync=fsync,
     )
     raw, new = session.messages, fixed.messages
+    # Unchanged, or only answers added at the end (repair turns a prompt kept as a string
+    # into a text block, which is the same message): keep what the file holds, as it loads.
+    appended = _as_blocks(new[: len(raw)]) == _as_blocks(raw)
+    if appended:
+        new = copy.deepcopy(raw) + new[len(raw) :]
     event = Resumed(session_id, len(new), tuple(fixed.changes), tuple(session.findings))
     agent.plugins = [p for p in agent.plugins if not isinstance(p, Transcript)]
     agent.apply(Rewrite(new, event))  # before the writer joins: this is not a compaction
-    if new[: len(raw)] == raw:  # unchanged, or only answers added at the end: append them
-        transcript.adopt(raw, session.leaf)
+    if appended:  # append the answers, if any, after what is on disk
+        transcript.adopt(agent.messages[: len(raw)], session.leaf)
         transcript.sync(agent.messages)
     else:  # changed earlier on: the repaired conversation goes under a boundary
         transcript.parent = session.leaf
@@ -259,6 +265,10 @@ def resume(
     agent.emit(event)
     ends_on_user = agent.messages[-1]["role"] == "user"
     return Resume(session, fixed.changes, transcript, event, ends_on_user)
+
+
+def _as_blocks(messages: list[m.MessageDict]) -> list[tuple[str, list[m.Block]]]:
+    return [(message["role"], m.blocks(message)) for message in messages]
 
 
 def continue_run(agent: BaseAgent, resumed: Resume) -> Iterator[Event]:
