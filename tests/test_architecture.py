@@ -86,6 +86,8 @@ CHAPTER: dict[str, int] = {
     "harness.exercises.ch07": 7,
     "harness.transcript": 8,
     "harness.resume": 8,
+    "harness.notebook.transcripts": 8,
+    "harness.exercises.ch08": 8,
 }
 
 
