@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -246,16 +245,14 @@ def resume(
         fsync=fsync,
     )
     raw, new = session.messages, fixed.messages
-    # Unchanged, or only answers added at the end (repair turns a prompt kept as a string
-    # into a text block, which is the same message): keep what the file holds, as it loads.
-    appended = _as_blocks(new[: len(raw)]) == _as_blocks(raw)
-    if appended:
-        new = copy.deepcopy(raw) + new[len(raw) :]
+    # Unchanged, or only answers added at the end (calls a crash cut off): what the file
+    # holds stays as it is, and the answers are appended after it.
+    appended = new[: len(raw)] == raw
     event = Resumed(session_id, len(new), tuple(fixed.changes), tuple(session.findings))
     agent.plugins = [p for p in agent.plugins if not isinstance(p, Transcript)]
     agent.apply(Rewrite(new, event))  # before the writer joins: this is not a compaction
     if appended:  # append the answers, if any, after what is on disk
-        transcript.adopt(agent.messages[: len(raw)], session.leaf)
+        transcript.adopt(agent.messages[: len(raw)], session.leaf)  # the agent's own objects
         transcript.sync(agent.messages)
     else:  # changed earlier on: the repaired conversation goes under a boundary
         transcript.parent = session.leaf
@@ -265,10 +262,6 @@ def resume(
     agent.emit(event)
     ends_on_user = agent.messages[-1]["role"] == "user"
     return Resume(session, fixed.changes, transcript, event, ends_on_user)
-
-
-def _as_blocks(messages: list[m.MessageDict]) -> list[tuple[str, list[m.Block]]]:
-    return [(message["role"], m.blocks(message)) for message in messages]
 
 
 def continue_run(agent: BaseAgent, resumed: Resume) -> Iterator[Event]:

@@ -670,6 +670,8 @@ def _mend_message(
         if fixed != block:
             changes.append(Change("block mended", index, f"content[{j}] ({fixed.get('type')})"))
         kept.append(fixed)
+    if isinstance(content, str) and kept == raw:
+        return {"role": role, "content": content}  # a prompt kept as plain text stays so
     return {"role": role, "content": kept}
 
 
@@ -768,7 +770,8 @@ def _pair_tools(
                     )
                 else:
                     out.insert(k + 1, (index, m.user(answers)))
-            out[k] = (index, {"role": "assistant", "content": content})
+            if content != m.blocks(message):
+                out[k] = (index, {"role": "assistant", "content": content})
         else:
             previous = out[k - 1][1] if k > 0 else None
             asked = (
@@ -791,7 +794,8 @@ def _pair_tools(
                         continue
                     done.add(use_id)
                 kept.append(block)
-            out[k] = (index, {"role": "user", "content": kept})
+            if kept != m.blocks(message):
+                out[k] = (index, {"role": "user", "content": kept})
     return out
 
 

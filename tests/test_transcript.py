@@ -973,8 +973,18 @@ def test_repair_drops_a_second_tool_use_and_a_second_result_with_the_same_id() -
 def test_repair_gives_a_conversation_that_starts_with_the_model_a_first_user_line() -> None:
     result = check_repair([m.assistant("Where were we?"), m.user("Here.")])
     assert m.blocks(result.messages[0]) == [m.text(RESUMED_WITHOUT_START)]
-    assert result.messages[1] == m.assistant([m.text("Where were we?")])
+    assert result.messages[1] == {"role": "assistant", "content": "Where were we?"}
     assert kinds(result.changes) == ["start added"]
+
+
+def test_repair_keeps_a_message_given_as_plain_text_as_plain_text() -> None:
+    result = check_repair([m.user("Hi."), m.assistant("Hello."), m.user("Bye.")])
+    assert result.messages == [
+        {"role": "user", "content": "Hi."},
+        {"role": "assistant", "content": "Hello."},
+        {"role": "user", "content": "Bye."},
+    ]
+    assert result.changes == []
 
 
 def test_repair_drops_blocks_of_unknown_types() -> None:
