@@ -96,6 +96,27 @@ class PermissionDecided(Event):
 
 
 @dataclass(frozen=True)
+class AwaitingApproval(Event):
+    """A call needs a person's approval that will come later: the run stops here.
+
+    Resume it with ``approval_id`` (``harness.approvals.resume``, chapter 09), in this
+    process or another one. The calls after it in the same reply (``waiting``) have not run
+    either; they run once it is decided."""
+
+    approval_id: str
+    tool_use_id: str
+    name: str
+    input: dict[str, Any]
+    reason: str
+    waiting: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        args = _short(json.dumps(self.input, ensure_ascii=False), 50)
+        later = f", {len(self.waiting)} later call(s) wait too" if self.waiting else ""
+        return f"⏸ awaiting approval {self.approval_id}: {self.name} {args}{later}"
+
+
+@dataclass(frozen=True)
 class HookReported(Event):
     hook: str
     """Which hook: ``Stop``, ``PreToolUse``, ``PostToolUse``, ``PreCompact``, ..."""

@@ -9,13 +9,15 @@ plug in at its named points:
 * ``after_tools``: the tool results have joined the conversation (the transcript saves them);
 * ``on_rewrite``: the conversation is about to be replaced (the transcript marks a compaction);
 * the tool calls: whatever runs them implements :class:`ToolCalls` (validation, permissions,
-  hooks, parallel reads: the tool runner);
+  hooks, parallel reads: the tool runner), and may stop the run too (a call that waits for
+  a person's approval);
 * Stop hooks: when the model is about to end its turn, they may send it back to work.
 
 A :class:`Plugin` implements any of these, and ``on_stop``, its own stop hook. A
 ``call_model`` layer that cannot get a reply ends the run by raising :class:`StopRun` with an
 event that says why (error recovery gives up this way); the loop yields that event and
-returns, so the run ends cleanly instead of raising. :class:`BaseAgent` is the loop over two
+returns, so the run ends cleanly instead of raising; the tool runner stops a run the same
+way, once every call has an answer. :class:`BaseAgent` is the loop over two
 protocols, ``Model`` and ``ToolCalls``; ``harness.Agent`` is the one you normally build: the
 same loop, with the tool runner made for you from a list of tools.
 """
@@ -162,7 +164,8 @@ class ToolCalls(Protocol):
         ...
 
     def run(self, calls: Sequence[m.Block]) -> Generator[Event, None, list[m.Block]]:
-        """Run one reply's calls, yielding events; return one ``tool_result`` per call."""
+        """Run one reply's calls, yielding events; return one ``tool_result`` per call (or
+        raise :class:`StopRun` once :attr:`finished` holds an answer for every call)."""
         ...
 
     @property
@@ -259,7 +262,13 @@ class BaseAgent:
                         return
                     self.messages.append(m.user(reason))
                     continue
-                results = yield from self.tools.run(calls)  # permissions, hooks, threads
+                try:
+                    results = yield from self.tools.run(calls)  # permissions, hooks, threads
+                except StopRun as stop:  # a call waits for a person's decision (chapter 09)
+                    self.answer_interrupted_calls()  # what ran keeps its result; on disk now
+                    yield from self._drain()
+                    yield stop.event
+                    return
                 self.messages.append(m.user(results))
                 self._at_each_plugin("after_tools", results)  # transcripts
                 yield from self._drain()

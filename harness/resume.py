@@ -22,6 +22,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from harness import messages as m
 from harness.clock import Clock, RealClock
@@ -264,7 +265,15 @@ def resume(
     return Resume(session, fixed.changes, transcript, event, ends_on_user)
 
 
-def continue_run(agent: BaseAgent, resumed: Resume) -> Iterator[Event]:
+class Resumable(Protocol):
+    """What :func:`continue_run` needs to know of a resume (this module's, or chapter 09's
+    resume of an approved call)."""
+
+    @property
+    def needs_continue(self) -> bool: ...
+
+
+def continue_run(agent: BaseAgent, resumed: Resumable) -> Iterator[Event]:
     """Go on from a resumed session that ended on tool results (nothing to do otherwise)."""
     if resumed.needs_continue:
         yield from agent.run(CONTINUE_PROMPT)

@@ -27,7 +27,8 @@ message in one entry, where Claude Code 2.x writes one entry per content block (
 reads both); after a compaction it writes the kept messages again under the boundary, where
 Claude Code relinks them in place ("preserved segments"); and a microcompaction is recorded
 as a ``content-replacement`` entry that the loader applies, so a resumed conversation is the
-one the model last saw.
+one the model last saw (chapter 09 records an approved call's result the same way, in place
+of its placeholder).
 """
 
 from __future__ import annotations
@@ -281,7 +282,7 @@ def from_entries(entries: list[Entry | BadLine]) -> Session:
     by_uuid: dict[str, Entry] = {}
     main: list[Entry] = []
     sidechains: dict[str, list[Entry]] = {}
-    replacements: dict[str, Any] = {}
+    replacements: dict[str, dict[str, Any]] = {}
     for entry in entries:
         if isinstance(entry, BadLine):
             kind = "torn line" if entry.torn else "unreadable line"
@@ -290,7 +291,7 @@ def from_entries(entries: list[Entry | BadLine]) -> Session:
         if entry.type == "content-replacement":
             for item in entry.model_extra.get("replacements", []) if entry.model_extra else []:
                 if isinstance(item, dict) and isinstance(item.get("toolUseId"), str):
-                    replacements[item["toolUseId"]] = item.get("content")
+                    replacements[item["toolUseId"]] = item
             continue
         if entry.uuid is None:
             continue  # metadata without a place in the chain (snapshots, titles, queues)
@@ -352,7 +353,7 @@ def _walk(leaf: Entry, by_uuid: Mapping[str, Entry], findings: list[Finding]) ->
 def _conversation(
     chain: Sequence[Entry],
     main: Sequence[Entry],
-    replacements: Mapping[str, Any],
+    replacements: Mapping[str, Mapping[str, Any]],
     findings: list[Finding],
 ) -> list[m.MessageDict]:
     """The API messages of ``chain``: replies merged by message id, side-branch results
@@ -421,11 +422,23 @@ def _conversation(
         for message in out:
             if message["role"] == "user" and isinstance(message["content"], list):
                 message["content"] = [
-                    {**b, "content": replacements[b["tool_use_id"]]}
+                    _replaced(b, replacements[b["tool_use_id"]])
                     if b.get("type") == "tool_result" and b.get("tool_use_id") in replacements
                     else b
                     for b in message["content"]
                 ]
+    return out
+
+
+def _replaced(block: m.Block, item: Mapping[str, Any]) -> m.Block:
+    """A tool result with a ``content-replacement`` applied: its content, and whether it is
+    an error when the entry says (an approved call's result replaces a placeholder)."""
+    out = {**block, "content": item.get("content")}
+    if isinstance(item.get("isError"), bool):
+        if item["isError"]:
+            out["is_error"] = True
+        else:
+            out.pop("is_error", None)
     return out
 
 
@@ -927,7 +940,8 @@ class Transcript(Plugin):
                     "sessionId": self.session_id,
                     "timestamp": isoformat(self.clock.now()),
                     "replacements": [
-                        {"toolUseId": use_id, "content": content} for use_id, content in replaced
+                        {"toolUseId": use_id, "content": content, **flag}
+                        for use_id, content, flag in replaced
                     ],
                 }
             )
@@ -1091,12 +1105,14 @@ def _open_for_append(path: Path) -> IO[str]:
 
 def _replaced_results(
     old: Sequence[m.MessageDict], new: Sequence[m.MessageDict]
-) -> list[tuple[str, Any]] | None:
+) -> list[tuple[str, Any, dict[str, bool]]] | None:
     """If ``new`` differs from ``old`` only in some tool results' content (a
-    microcompaction), those results as (tool_use_id, new content); else None."""
+    microcompaction, or an approved call's result in place of its placeholder), those
+    results as (tool_use_id, new content, ``{"isError": ...}`` if that changed too); else
+    None."""
     if len(old) != len(new):
         return None
-    changed: list[tuple[str, Any]] = []
+    changed: list[tuple[str, Any, dict[str, bool]]] = []
     for before, after in zip(old, new, strict=True):
         if before["role"] != after["role"]:
             return None
@@ -1109,7 +1125,9 @@ def _replaced_results(
             if x.get("type") == y.get("type") == "tool_result" and x.get("tool_use_id") == y.get(
                 "tool_use_id"
             ):
-                changed.append((str(y["tool_use_id"]), y.get("content")))
+                error = bool(y.get("is_error"))
+                flag = {} if bool(x.get("is_error")) == error else {"isError": error}
+                changed.append((str(y["tool_use_id"]), y.get("content"), flag))
             else:
                 return None
     return changed or None

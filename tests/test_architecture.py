@@ -88,6 +88,7 @@ CHAPTER: dict[str, int] = {
     "harness.resume": 8,
     "harness.notebook.transcripts": 8,
     "harness.exercises.ch08": 8,
+    "harness.approvals": 9,
 }
 
 

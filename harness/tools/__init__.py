@@ -4,7 +4,14 @@ from harness.tools.base import Tool, ToolContext, ToolError, ToolOutput, ToolReg
 from harness.tools.builtins import builtin_tools
 from harness.tools.dispatch import ToolRunner
 from harness.tools.hooks import Hooks, PreToolUseResult, ToolUse
-from harness.tools.permissions import Approval, ApprovalRequest, Permissions, Rule, policy
+from harness.tools.permissions import (
+    Approval,
+    ApprovalRequest,
+    Deferred,
+    Permissions,
+    Rule,
+    policy,
+)
 from harness.tools.storage import ResultStorage
 from harness.tools.workspace import BadPath, PathEscape, Workspace
 
@@ -12,6 +19,7 @@ __all__ = [
     "Approval",
     "ApprovalRequest",
     "BadPath",
+    "Deferred",
     "Hooks",
     "PathEscape",
     "Permissions",

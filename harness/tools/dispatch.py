@@ -20,6 +20,13 @@ first, until the rest fit, so one turn can never push the request past the windo
 Read-only calls next to each other in one reply run in parallel threads (Claude Code
 batches consecutive concurrency-safe calls the same way); any other call runs alone, in its
 place in the order, so a write never races a read of the same file.
+
+An approver may answer *later* (:class:`~harness.tools.permissions.Deferred`: a person will
+decide, maybe in another process, chapter 09). Then that call does not run, nor do the calls
+after it in the reply (they may depend on it); the calls before it run as usual. Each call
+that did not run is answered with a placeholder saying why, so the conversation stays valid,
+and the runner ends the run by raising :class:`~harness.loop.StopRun` with an
+:class:`~harness.events.AwaitingApproval` event.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from pydantic import ValidationError
 
 from harness import tokens
 from harness.events import (
+    AwaitingApproval,
     Event,
     HookReported,
     PermissionDecided,
@@ -41,10 +49,18 @@ from harness.events import (
     ToolStarted,
     describe_failure,
 )
+from harness.loop import StopRun
 from harness.messages import Block, tool_result, valid_text
 from harness.tools.base import Tool, ToolContext, ToolError, ToolOutput, ToolRegistry
 from harness.tools.hooks import Hooks, PreToolUseResult, ToolUse
-from harness.tools.permissions import Approval, ApprovalRequest, Approver, Permissions, deny_all
+from harness.tools.permissions import (
+    Approval,
+    ApprovalRequest,
+    Approver,
+    Deferred,
+    Permissions,
+    deny_all,
+)
 from harness.tools.storage import MAX_RESULT_CHARS, ResultStorage, cap_output
 
 # Claude Code runs at most 10 tool calls at once (CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY).
@@ -63,6 +79,19 @@ def turn_budget(window: int) -> int:
     choice: a 40K window that auto-compacts at 23K has 17K above it, of which 10K may go to
     results and the rest to the reply that asked for them)."""
     return max(1, min(TURN_RESULTS_TOKENS, window // 4))
+
+
+def awaiting_approval_text(ticket: str) -> str:
+    """The placeholder result of a call that waits for a person's decision."""
+    return (
+        f"Not run: this call waits for a person's approval ({ticket}). The run stopped here "
+        "until it is decided."
+    )
+
+
+def waiting_text(ticket: str) -> str:
+    """The placeholder result of a later call in the same reply: it waits too."""
+    return f"Not run: this call comes after one that waits for a person's approval ({ticket})."
 
 
 def format_validation_error(tool: str, error: ValidationError) -> str:
@@ -127,6 +156,10 @@ class _Call:
     tool: Tool[Any] | None = None
     output: ToolOutput | None = None
     error: str | None = None
+    deferred: Deferred | None = None
+    """The approver will decide later: the call does not run now."""
+    waiting: str | None = None
+    """The ticket of an earlier call in the reply that waits for a decision: this one waits."""
 
 
 @dataclass
@@ -163,8 +196,12 @@ class ToolRunner:
         """
         self.finished = {}
         prepared: list[_Call] = []
+        held: _Call | None = None  # the call that waits for a person's decision, if any
         for block in calls:
             use, problem = tool_use_of(block)
+            if held is not None and held.deferred is not None:  # waits behind that call
+                prepared.append(_Call(use, waiting=held.deferred.ticket))
+                continue
             yield ToolStarted(use.tool_use_id, use.name, use.input)
             if problem is not None:
                 prepared.append(_Call(use, error=problem))
@@ -175,6 +212,8 @@ class ToolRunner:
                 reason = f"{type(error).__name__}: {error}"
                 call = _Call(use, error=f"The harness could not check this call ({reason}).")
             prepared.append(call)
+            if call.deferred is not None:
+                held = call
         for batch in _batches(prepared):
             self._execute(batch)
         events: list[Event] = []
@@ -186,6 +225,17 @@ class ToolRunner:
             )
             events.append(ToolFinished(call.use.tool_use_id, call.use.name, content, is_error))
         yield from events
+        if held is not None and held.deferred is not None:  # the rest waits for a person
+            raise StopRun(
+                AwaitingApproval(
+                    held.deferred.ticket,
+                    held.use.tool_use_id,
+                    held.use.name,
+                    held.use.input,
+                    held.deferred.reason,
+                    tuple(c.use.tool_use_id for c in prepared if c.waiting is not None),
+                )
+            )
         return [self.finished[call.use.tool_use_id] for call in prepared]
 
     def _prepare(self, use: ToolUse) -> Generator[Event, None, _Call]:
@@ -222,6 +272,8 @@ class ToolRunner:
                 )
             except Exception as error:  # nobody could be asked (closed stdin, a broken widget)
                 answer = Approval(False, f"the approver failed ({type(error).__name__}: {error})")
+            if isinstance(answer, Deferred):  # a person decides later: it does not run now
+                return _Call(use, deferred=Deferred(answer.ticket, answer.reason or reason))
             approval = answer if isinstance(answer, Approval) else Approval(bool(answer))
             decision = "allow" if approval.approved else "deny"
             reason = (
@@ -270,6 +322,10 @@ class ToolRunner:
     def _finish(self, call: _Call, events: list[Event]) -> tuple[str, bool, str | None]:
         """The result's content, whether it is an error, and the full text if it may still
         be stored to keep the turn within its budget (a result that was not stored already)."""
+        if call.deferred is not None:  # it did not run: no hook sees it, nothing is stored
+            return awaiting_approval_text(call.deferred.ticket), True, None
+        if call.waiting is not None:
+            return waiting_text(call.waiting), True, None
         is_error = call.error is not None
         content = call.error if call.error is not None else _text(call.output or "")
         if not content.strip():

@@ -263,8 +263,19 @@ class Approval:
     reason: str = ""
 
 
-Approver = Callable[[ApprovalRequest], Approval | bool]
-"""Called for every ``ask``: a terminal prompt, a notebook widget, or a policy."""
+@dataclass(frozen=True)
+class Deferred:
+    """The answer of an approver that will decide later, maybe hours later, in another
+    process (chapter 09's approval store). The call does not run; the calls after it in the
+    reply wait with it, and the run stops. ``ticket`` names the decision to wait for."""
+
+    ticket: str
+    reason: str = ""
+
+
+Approver = Callable[[ApprovalRequest], Approval | Deferred | bool]
+"""Called for every ``ask``: a terminal prompt, a notebook widget, a policy, or a store
+that defers the decision."""
 
 
 def deny_all(request: ApprovalRequest) -> Approval:
