@@ -48,11 +48,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, ValidationError, model_validator
 
 from harness import messages as m
 from harness.clock import Clock, RealClock, isoformat
-from harness.events import AwaitingApproval, Event
+from harness.events import AwaitingApproval, Event, HookReported, PermissionDecided
 from harness.loop import INTERRUPTED, BaseAgent, Rewrite, StopRun
 from harness.resume import Sessions
 from harness.resume import continue_run as _continue
@@ -135,15 +135,18 @@ class PendingToolCall(BaseModel):
     session_id: str
     """The session whose transcript holds the call (chapter 08)."""
     reply_uuid: str | None
-    """The transcript entry of the reply that made the call: its place in the session."""
+    """The call's place in the session: the last transcript entry written when it asked,
+    which is the reply that made it (for a call that waited behind another one and asked
+    only at resume, the results entry of that pause)."""
     tool_use_id: str
     tool: str
     input: dict[str, Any]
     call_hash: str
     reason: str
     """Why it asks (the permission rule or mode)."""
-    created_at: datetime
-    expires_at: datetime
+    created_at: AwareDatetime
+    expires_at: AwareDatetime
+    """Times carry their zone: a time without one could mean any of 24 moments."""
 
     @model_validator(mode="before")
     @classmethod
@@ -154,7 +157,7 @@ class PendingToolCall(BaseModel):
                     f"the snapshot has no version; this harness reads version {SNAPSHOT_VERSION}"
                 )
             found = data["version"]
-            if found != SNAPSHOT_VERSION or isinstance(found, bool):
+            if type(found) is not int or found != SNAPSHOT_VERSION:  # not True, not 2.0
                 raise ValueError(
                     f"snapshot version {found!r} is not supported; this harness reads "
                     f"version {SNAPSHOT_VERSION} only (it will not guess at another layout)"
@@ -327,13 +330,30 @@ class ApprovalStore:
         return _record(row)
 
     def pending(self, session_id: str | None = None) -> list[Record]:
-        """Calls waiting for a decision, oldest first (expired ones are not shown)."""
+        """Calls waiting for a decision, oldest first. Expired ones are not shown, nor are
+        rows this code cannot read (:meth:`unreadable` lists those, with the reason), so one
+        bad row never hides the others."""
         now = self.clock.now()
-        query = _SELECT + " WHERE state = 'pending'" + (" AND session_id = ?" if session_id else "")
-        with self._connection() as con:
-            rows = con.execute(query + " ORDER BY rowid", (session_id,) if session_id else ())
-            records = [_record(row) for row in rows]
+        records = [r for r in self._pending_rows(session_id) if isinstance(r, Record)]
         return [r for r in records if not r.snapshot.expired(now)]
+
+    def unreadable(self) -> list[tuple[str, str]]:
+        """Pending rows this code cannot read, as (approval id, what is wrong)."""
+        return [r for r in self._pending_rows(None) if isinstance(r, tuple)]
+
+    def _pending_rows(self, session_id: str | None) -> list[Record | tuple[str, str]]:
+        query = "SELECT id, " + _SELECT.removeprefix("SELECT ") + " WHERE state = 'pending'"
+        query += " AND session_id = ?" if session_id else ""
+        out: list[Record | tuple[str, str]] = []
+        with self._connection() as con:
+            for approval_id, *row in con.execute(
+                query + " ORDER BY rowid", (session_id,) if session_id else ()
+            ):
+                try:
+                    out.append(_record(tuple(row)))
+                except ApprovalInvalid as error:
+                    out.append((approval_id, str(error)))
+        return out
 
     # -- the transitions --------------------------------------------------------------------
 
@@ -431,13 +451,18 @@ class ApprovalStore:
         return self.get(claim.record.approval_id)
 
     def release(self, claim: Claim) -> None:
-        """Give a claim back unapplied (the resumer failed before anything ran)."""
+        """Give a claim back unapplied (the resumer failed before anything ran). A claim
+        taken over from an owner that never finished stays applying, with its lease already
+        run out: the next claimer must also know the call may have run."""
         with self._write() as con:
             record = self._locked(con, claim.record.approval_id)
-            if record.state == "applying" and record.claimed_by == claim.owner:
-                back: State = (
-                    "approved" if record.decision and record.decision.approve else ("rejected")
-                )
+            if record.state != "applying" or record.claimed_by != claim.owner:
+                return
+            if claim.recovered:
+                self._set(con, record.approval_id, claimed_at=0.0)
+            else:
+                approved = record.decision is not None and record.decision.approve
+                back: State = "approved" if approved else "rejected"
                 self._set(con, record.approval_id, state=back, claimed_by=None, claimed_at=None)
 
     # -- internals --------------------------------------------------------------------------
@@ -691,11 +716,14 @@ def resume(
     assert decided is not None  # claimed, so decided
     results, events, paused, refused = _apply(runner, claim, use, later, decided)
     outcome = results[snapshot.tool_use_id]
+    ran = _ran(snapshot.tool_use_id, events)
+    if decided.approve and not ran and refused is None and not claim.recovered:
+        refused = _why_not_run(snapshot.tool_use_id, events)
     event = ApprovalApplied(
         approval_id,
         snapshot.tool,
         f"{'approved' if decided.approve else 'rejected'} by {decided.by}",
-        ran=decided.approve and refused is None and not claim.recovered,
+        ran=ran,
         outcome=_text(outcome),
         is_error=bool(outcome.get("is_error")),
     )
@@ -730,10 +758,9 @@ def _apply(
     snapshot = claim.record.snapshot
     results: dict[str, m.Block] = {}
     refused: str | None = None
-    if claim.recovered:  # its owner may have run it: never twice
-        results[snapshot.tool_use_id] = m.tool_result(
-            snapshot.tool_use_id, MAY_HAVE_RUN, is_error=True
-        )
+    if claim.recovered:  # its owner may have run it (and the calls after it): never twice
+        text = MAY_HAVE_RUN if decided.approve else refused_text(decided)  # refused never runs
+        results[snapshot.tool_use_id] = m.tool_result(snapshot.tool_use_id, text, is_error=True)
         for block in later:
             results[str(block["id"])] = m.tool_result(str(block["id"]), INTERRUPTED, is_error=True)
         return results, [], None, None
@@ -767,6 +794,26 @@ def _apply(
             runner.approver = fallback
         results.update(runner.finished)
     return results, events, paused, refused
+
+
+def _ran(tool_use_id: str, events: list[Event]) -> bool:
+    """Whether the runner let the call run: its permission came out ``allow`` (the tool ran,
+    whether or not it then failed)."""
+    return any(
+        isinstance(e, PermissionDecided) and e.tool_use_id == tool_use_id and e.decision == "allow"
+        for e in events
+    )
+
+
+def _why_not_run(tool_use_id: str, events: list[Event]) -> str:
+    """Why an approved call did not run after all: a permission denied it now (a deny rule,
+    or a PreToolUse hook changed it into another call than the one approved), or a hook
+    blocked it."""
+    for e in events:
+        if isinstance(e, PermissionDecided) and e.tool_use_id == tool_use_id:
+            return f"permission denied at resume: {e.reason}"
+    blocked = [e.detail for e in events if isinstance(e, HookReported) and e.outcome == "blocked"]
+    return f"a PreToolUse hook blocked it: {blocked[0]}" if blocked else "it was refused"
 
 
 def _decided(snapshot: PendingToolCall, decided: Decision, fallback: Approver) -> Approver:
