@@ -89,6 +89,8 @@ CHAPTER: dict[str, int] = {
     "harness.notebook.transcripts": 8,
     "harness.exercises.ch08": 8,
     "harness.approvals": 9,
+    "harness.notebook.inbox": 9,
+    "harness.exercises.ch09": 9,
 }
 
 

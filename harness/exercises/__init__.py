@@ -17,6 +17,7 @@ and against plausible wrong answers.
 
 from __future__ import annotations
 
+import dis
 import functools
 import types
 from collections.abc import Callable, Iterator
@@ -97,18 +98,20 @@ def forbid(owner: object, attribute: str, why: str) -> Iterator[None]:
         yield
 
 
-def refers_to(function: object, target: Callable[..., Any]) -> bool:
+def refers_to(function: object, target: Callable[..., Any], *, attributes: bool = True) -> bool:
     """Whether ``function`` can reach ``target``: by its name, or by any name bound to it.
 
     Looks at the names the function's code (and the functions nested in it) mentions, and at
     what those names are bound to in its globals and closure, so ``from m import f as g``
-    followed by ``g(...)`` is found as well as ``m.f(...)``.
+    followed by ``g(...)`` is found as well as ``m.f(...)``. With ``attributes=False`` only
+    the names the code loads count, so ``snapshot.call_hash`` (a field that shares the
+    function's name) is not taken for a use of ``call_hash``.
     """
     code = getattr(function, "__code__", None)
     if code is None:
         return False
-    names = _names(code)
-    if target.__name__ in names:
+    names = _names(code) if attributes else _loaded(code)
+    if attributes and target.__name__ in names:
         return True
     scope: dict[str, Any] = dict(getattr(function, "__globals__", {}))
     cells = getattr(function, "__closure__", None) or ()
@@ -125,6 +128,19 @@ def _names(code: types.CodeType) -> set[str]:
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             found |= _names(const)
+    return found
+
+
+def _loaded(code: types.CodeType) -> set[str]:
+    """The global and closure names a function's code loads (not its attribute names)."""
+    found = {
+        str(i.argval)
+        for i in dis.get_instructions(code)
+        if i.opname in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF")
+    }
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= _loaded(const)
     return found
 
 

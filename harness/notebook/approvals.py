@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 import json
 import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as widgets  # type: ignore[import-untyped]  # ships no type information
@@ -36,6 +38,73 @@ def _append(panel: Any, child: Any) -> None:
     panel.children = (*panel.children, child)
 
 
+@dataclass
+class PromptCard:
+    """One call shown for a decision: what it is, the buttons, a note box and a status line.
+
+    Chapter 02's :class:`WidgetApprover` and chapter 09's inbox both show a call this way:
+    the exact tool and input, why it asks, and room for a note that goes to the model.
+    """
+
+    box: Any
+    approve: Any
+    deny: Any
+    note: Any
+    status: Any
+    text: str = ""
+    """The status line as plain text (what a test or a ``repr`` reads)."""
+
+    def say(self, text: str, *, colour: str | None = None, muted: bool = False) -> None:
+        """Replace the status line."""
+        style = _LINE + (f"; color: {colour}" if colour else "") + (f"; {_MUTED}" if muted else "")
+        self.text = text
+        self.status.value = f'<div style="{style}">{html.escape(text)}</div>'
+
+    def settled(self, mark: str, reason: str, *, colour: str | None = None) -> None:
+        """The call is answered: the buttons go grey, the status says how and why."""
+        self.approve.disabled = self.deny.disabled = self.note.disabled = True
+        self.text = f"{mark}: {reason}"
+        style = _LINE + (f"; color: {colour}" if colour else "")
+        self.status.value = (
+            f'<div style="{style}"><b>{html.escape(mark)}</b>: {html.escape(reason)}</div>'
+        )
+
+
+def prompt_card(
+    tool: str,
+    input: Mapping[str, Any],
+    reason: str,
+    *,
+    waiting: str,
+    details: Sequence[str] = (),
+    deny_label: str = "Deny",
+) -> PromptCard:
+    """Build the widgets that show one call and ask for a decision (no click wired yet).
+
+    ``details`` are extra muted lines under the reason (the inbox adds the session and the
+    time left); ``waiting`` is the status line until an answer comes.
+    """
+    approve = widgets.Button(description="Approve", button_style="success", icon="check")
+    deny = widgets.Button(description=deny_label, button_style="danger", icon="times")
+    note = widgets.Text(
+        placeholder="optional: a note for the model (why, or what to do instead)",
+        layout=widgets.Layout(width="420px"),
+    )
+    arguments = _short(json.dumps(dict(input), ensure_ascii=False, indent=1), 600)
+    extra = "".join(f'\n<span style="{_MUTED}">{html.escape(line)}</span>' for line in details)
+    header = widgets.HTML(
+        f'<div style="{_LINE}"><b>🔒 {html.escape(tool)}</b> asks to run with '
+        f"{html.escape(arguments)}\n"
+        f'<span style="{_MUTED}">why you are asked: {html.escape(reason)}</span>{extra}</div>'
+    )
+    status = widgets.HTML(f'<div style="{_LINE}; {_MUTED}">{html.escape(waiting)}</div>')
+    box = widgets.VBox(
+        [header, widgets.HBox([approve, deny, note]), status],
+        layout=widgets.Layout(border="1px solid rgba(128,128,128,0.45)", padding="4px 8px"),
+    )
+    return PromptCard(box, approve, deny, note, status, waiting)
+
+
 class WidgetApprover:
     """An approver that asks you in the notebook, with Approve and Deny buttons.
 
@@ -64,32 +133,18 @@ class WidgetApprover:
     def __call__(self, request: ApprovalRequest) -> Approval:
         answered = threading.Event()
         answers: list[Approval] = []
-        approve = widgets.Button(description="Approve", button_style="success", icon="check")
-        deny = widgets.Button(description="Deny", button_style="danger", icon="times")
-        note = widgets.Text(
-            placeholder="optional: a note for the model (why, or what to do instead)",
-            layout=widgets.Layout(width="420px"),
+        card = prompt_card(
+            request.tool,
+            request.input,
+            request.reason,
+            waiting=f"waiting for you (refused after {self.timeout:g} s without an answer)",
         )
-        arguments = _short(json.dumps(request.input, ensure_ascii=False, indent=1), 600)
-        header = widgets.HTML(
-            f'<div style="{_LINE}"><b>🔒 {html.escape(request.tool)}</b> asks to run with '
-            f"{html.escape(arguments)}\n"
-            f'<span style="{_MUTED}">why you are asked: {html.escape(request.reason)}</span></div>'
-        )
-        status = widgets.HTML(
-            f'<div style="{_LINE}; {_MUTED}">waiting for you (refused after '
-            f"{self.timeout:g} s without an answer)</div>"
-        )
-        entry = (request, answered, answers, note)
-        approve.on_click(lambda _: self._settle(entry, True))
-        deny.on_click(lambda _: self._settle(entry, False))
-        prompt = widgets.VBox(
-            [header, widgets.HBox([approve, deny, note]), status],
-            layout=widgets.Layout(border="1px solid rgba(128,128,128,0.45)", padding="4px 8px"),
-        )
+        entry = (request, answered, answers, card.note)
+        card.approve.on_click(lambda _: self._settle(entry, True))
+        card.deny.on_click(lambda _: self._settle(entry, False))
         with self._lock:
             self._waiting.append(entry)
-        _append(self.panel, prompt)
+        _append(self.panel, card.box)
         answered.wait(self.timeout)
         with self._lock:
             if not answers:  # timed out; a click that comes later changes nothing
@@ -98,10 +153,7 @@ class WidgetApprover:
             if entry in self._waiting:
                 self._waiting.remove(entry)
         approval = answers[0]
-        approve.disabled = deny.disabled = note.disabled = True
-        mark = "✓ approved" if approval.approved else "✗ refused"
-        reason = html.escape(approval.reason)
-        status.value = f'<div style="{_LINE}"><b>{html.escape(mark)}</b>: {reason}</div>'
+        card.settled("✓ approved" if approval.approved else "✗ refused", approval.reason)
         return approval
 
     def answer(self, approved: bool, note: str = "") -> ApprovalRequest:
