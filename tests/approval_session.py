@@ -216,3 +216,16 @@ def try_resume(who: Resumer, paused: Paused) -> tuple[Outcome, ApprovalResume | 
 def fork_context() -> Any:
     """``fork``: the child starts with everything imported (no 3 s ``anthropic`` import)."""
     return multiprocessing.get_context("fork")
+
+
+def result_for(messages: list[m.MessageDict], tool_use_id: str) -> m.Block:
+    """The one result the conversation holds for ``tool_use_id``."""
+    found = [
+        r
+        for message in messages
+        if message["role"] == "user"
+        for r in m.tool_results(message)
+        if r["tool_use_id"] == tool_use_id
+    ]
+    assert len(found) == 1, f"{len(found)} results for {tool_use_id}"
+    return found[0]

@@ -46,6 +46,7 @@ from tests.approval_session import (
     Paused,
     fork_context,
     pause,
+    result_for,
     resumer,
 )
 
@@ -126,18 +127,6 @@ def kill_at(paused: Paused, point: str, prefix: str, clock: FakeClock | None = N
     assert said == point, f"the child did not stop {POINTS[point]}: {said}"
     assert child.exitcode == -signal.SIGKILL
     KILLS.append(point)
-
-
-def result_for(messages: list[m.MessageDict], tool_use_id: str) -> m.Block:
-    found = [
-        r
-        for message in messages
-        if message["role"] == "user"
-        for r in m.tool_results(message)
-        if r["tool_use_id"] == tool_use_id
-    ]
-    assert len(found) == 1, f"{len(found)} results for {tool_use_id}"
-    return found[0]
 
 
 def later_call(paused: Paused) -> str:

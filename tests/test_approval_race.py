@@ -29,6 +29,7 @@ from tests.approval_session import (
     Paused,
     fork_context,
     pause,
+    result_for,
     resumer,
     try_resume,
 )
@@ -37,18 +38,6 @@ RACERS = 16
 WAIT = 120.0
 """Seconds a barrier or a child may take before the test gives up (never reached unless
 something hangs; a loaded 2-core machine needs well under one)."""
-
-
-def result_for(messages: list[m.MessageDict], tool_use_id: str) -> m.Block:
-    found = [
-        r
-        for message in messages
-        if message["role"] == "user"
-        for r in m.tool_results(message)
-        if r["tool_use_id"] == tool_use_id
-    ]
-    assert len(found) == 1, f"{len(found)} results for {tool_use_id}"
-    return found[0]
 
 
 def check_applied_once(paused: Paused, outcomes: Counter[str]) -> None:
