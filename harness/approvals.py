@@ -52,7 +52,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, ValidationError, mode
 
 from harness import messages as m
 from harness.clock import Clock, RealClock, isoformat
-from harness.events import AwaitingApproval, Event, HookReported, PermissionDecided
+from harness.events import AwaitingApproval, Event, HookReported, PermissionDecided, _short
 from harness.loop import INTERRUPTED, BaseAgent, Rewrite, StopRun
 from harness.resume import Sessions
 from harness.resume import continue_run as _continue
@@ -630,9 +630,9 @@ class ApprovalApplied(Event):
 
     def __str__(self) -> str:
         did = "ran" if self.ran else "did not run"
-        flat = " ".join(self.outcome.split())
-        text = flat if len(flat) <= 60 else flat[:59] + "…"
-        return f"▶ {self.approval_id} {self.decision}: {self.name} {did} → {text}"
+        return (
+            f"▶ {self.approval_id} {self.decision}: {self.name} {did} → {_short(self.outcome, 60)}"
+        )
 
 
 @dataclass
