@@ -57,7 +57,7 @@ from harness.loop import INTERRUPTED, BaseAgent, Rewrite, StopRun
 from harness.resume import Sessions
 from harness.resume import continue_run as _continue
 from harness.resume import resume as resume_session
-from harness.tools.dispatch import ToolRunner, awaiting_approval_text, waiting_text
+from harness.tools.dispatch import ToolRunner, awaiting_approval_text, output_text, waiting_text
 from harness.tools.permissions import Approval, ApprovalRequest, Approver, Deferred
 from harness.transcript import Transcript
 
@@ -336,6 +336,12 @@ class ApprovalStore:
         now = self.clock.now()
         records = [r for r in self._pending_rows(session_id) if isinstance(r, Record)]
         return [r for r in records if not r.snapshot.expired(now)]
+
+    def all(self) -> list[Record]:
+        """Every row, oldest first, whatever its state (for a view of the whole store)."""
+        with self._connection() as con:
+            rows = con.execute(_SELECT + " ORDER BY rowid").fetchall()
+        return [_record(row) for row in rows]
 
     def unreadable(self) -> list[tuple[str, str]]:
         """Pending rows this code cannot read, as (approval id, what is wrong)."""
@@ -863,12 +869,8 @@ def _recorded(record: Record) -> ApprovalResume:
 
 
 def _text(block: m.Block) -> str:
-    content = block.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-    return ""
+    """The text of a tool result's content, as the tool runner makes it."""
+    return output_text(block.get("content") or "")
 
 
 # -- asking at the terminal -------------------------------------------------------------------

@@ -336,6 +336,20 @@ def test_pending_lists_only_undecided_unexpired_calls(
     assert store.pending("nobody") == []
 
 
+def test_all_lists_every_row_in_the_order_added_whatever_its_state(
+    store: ApprovalStore,
+) -> None:
+    for approval_id in ("apr_p", "apr_r", "apr_x"):
+        added(store, approval_id)
+    store.decide("apr_r", "reject")
+    claimed(store, "apr_r")
+    assert [(r.approval_id, r.state) for r in store.all()] == [
+        ("apr_p", "pending"),
+        ("apr_r", "applying"),
+        ("apr_x", "pending"),
+    ]
+
+
 def test_a_call_cannot_be_claimed_before_a_decision(store: ApprovalStore) -> None:
     added(store)
     with pytest.raises(ApprovalConflict, match="waits for a decision"):

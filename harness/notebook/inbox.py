@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import html
 import json
-import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +43,7 @@ from harness.clock import Clock
 from harness.events import Event
 from harness.loop import BaseAgent
 from harness.notebook.approvals import _LINE, PromptCard, prompt_card
-from harness.notebook.views import Rendered
+from harness.notebook.views import Rendered, _short
 from harness.resume import Sessions
 from harness.resume import resume as resume_session
 from harness.tools import ToolContext, tool
@@ -261,27 +260,18 @@ STATE_COLOURS = {
 }
 
 
-def records(store: ApprovalStore) -> list[Record]:
-    """Every row of the store, oldest first (the store itself lists only pending ones)."""
-    with sqlite3.connect(store.path) as con:
-        ids = [row[0] for row in con.execute("SELECT id FROM approvals ORDER BY rowid")]
-    return [store.get(approval_id) for approval_id in ids]
-
-
 def _outcome(record: Record) -> str:
     if record.outcome is None:
         return ""
     content = record.outcome.get("content")
-    text = content if isinstance(content, str) else json.dumps(content)
-    text = " ".join(text.split())
-    return text if len(text) <= 44 else text[:43] + "…"
+    return _short(content if isinstance(content, str) else json.dumps(content), 44)
 
 
 def state_table(store: ApprovalStore) -> Rendered:
     """Every row of the store: id, call, state (coloured), who decided, the recorded outcome."""
     headers = ["id", "call", "state", "decided by", "outcome"]
     rows = []
-    for r in records(store):
+    for r in store.all():
         s = r.snapshot
         call = f"{s.tool} {json.dumps(s.input, ensure_ascii=False)}"
         who = r.decision.by if r.decision else ""
@@ -337,7 +327,7 @@ def _side(state: str, side: str) -> tuple[float, float]:
 def plot_states(store: ApprovalStore, *, title: str = "") -> Figure:
     """The store's state machine, each state a box holding the ids of the rows in it."""
     found: dict[str, list[str]] = {state: [] for state in _PLACES}
-    for r in records(store):
+    for r in store.all():
         found[r.state].append(r.approval_id)
     fig, ax = plt.subplots(figsize=(10, 3.6))
     w, h = _W, _H
@@ -474,7 +464,6 @@ __all__ = [
     "payment_tools",
     "plot_states",
     "plot_timeline",
-    "records",
     "state_table",
     "time_left",
 ]

@@ -105,7 +105,8 @@ def format_validation_error(tool: str, error: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def _text(output: ToolOutput) -> str:
+def output_text(output: ToolOutput) -> str:
+    """A tool's output as text (other blocks are named, ``[image block]``)."""
     if isinstance(output, str):
         return output
     return "\n".join(str(b.get("text", f"[{b.get('type')} block]")) for b in output)
@@ -327,7 +328,7 @@ class ToolRunner:
         if call.waiting is not None:
             return waiting_text(call.waiting), True, None
         is_error = call.error is not None
-        content = call.error if call.error is not None else _text(call.output or "")
+        content = call.error if call.error is not None else output_text(call.output or "")
         if not content.strip():
             content = f"({call.use.name} completed with no output)"
         for hook in self.hooks.post(call.use.name):
