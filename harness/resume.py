@@ -233,10 +233,6 @@ def resume(
     path = sessions.path(session_id)
     if not path.exists():
         raise SessionNotFound(f"no transcript for session {session_id}")
-    session = load(path)
-    fixed = repair(session.messages, unresolved=unresolved)
-    if not fixed.messages:
-        raise SessionNotFound(f"session {session_id} holds no conversation to resume")
     transcript = Transcript(
         path=path,
         session_id=session_id,
@@ -245,11 +241,27 @@ def resume(
         ids=sessions.ids,
         fsync=fsync,
     )
+    return resume_with(agent, transcript, unresolved=unresolved)
+
+
+def resume_with(
+    agent: BaseAgent, transcript: Transcript, *, unresolved: UnresolvedPolicy = "answer"
+) -> Resume:
+    """Load the file ``transcript`` writes to into ``agent``, and attach ``transcript`` to
+    keep writing it (what :func:`resume` does once it has found the file; a subagent's
+    sidechain is resumed this way too, chapter 10)."""
+    path = transcript.path
+    if not path.exists():
+        raise SessionNotFound(f"no transcript at {path.name}")
+    session = load(path)
+    fixed = repair(session.messages, unresolved=unresolved)
+    if not fixed.messages:
+        raise SessionNotFound(f"{path.name} holds no conversation to resume")
     raw, new = session.messages, fixed.messages
     # Unchanged, or only answers added at the end (calls a crash cut off): what the file
     # holds stays as it is, and the answers are appended after it.
     appended = new[: len(raw)] == raw
-    event = Resumed(session_id, len(new), tuple(fixed.changes), tuple(session.findings))
+    event = Resumed(transcript.session_id, len(new), tuple(fixed.changes), tuple(session.findings))
     agent.plugins = [p for p in agent.plugins if not isinstance(p, Transcript)]
     agent.apply(Rewrite(new, event))  # before the writer joins: this is not a compaction
     if appended:  # append the answers, if any, after what is on disk
@@ -258,7 +270,7 @@ def resume(
     else:  # changed earlier on: the repaired conversation goes under a boundary
         transcript.parent = session.leaf
         transcript.write_messages(agent.messages, boundary="resume")
-    transcript.flush(durable=fsync)
+    transcript.flush(durable=transcript.fsync)
     agent.plugins.append(transcript)
     agent.emit(event)
     ends_on_user = agent.messages[-1]["role"] == "user"

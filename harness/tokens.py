@@ -51,6 +51,18 @@ def estimate_text(text: str) -> int:
     return math.ceil(ascii_chars / 4) + other
 
 
+def truncate_text(text: str, budget: int) -> str:
+    """The longest prefix of ``text`` whose estimate fits in ``budget`` tokens."""
+    low, high = 0, len(text)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if estimate_text(text[:mid]) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    return text[:low]
+
+
 def _json(value: Any) -> str:
     # Compact, key-ordered JSON: the same input always gives the same count.
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)

@@ -257,27 +257,36 @@ class Session:
         return self.leaf
 
 
-def load(path: str | Path, *, fast: bool | None = None) -> Session:
+def load(path: str | Path, *, fast: bool | None = None, at: str | None = None) -> Session:
     """Read a transcript (ours or Claude Code's) into its main conversation.
 
     ``fast``: read from the last compact boundary only; by default, for files over
-    :data:`FAST_PATH_BYTES`. Never raises for what is in the file: bad lines are reported
-    in ``findings``; a file that cannot be opened raises ``OSError``.
+    :data:`FAST_PATH_BYTES`. ``at``: the conversation as it was at that entry (a uuid) instead
+    of at the newest leaf; the whole file is read, since the entry may lie before a boundary.
+    Never raises for what is in the file: bad lines are reported in ``findings``; a file that
+    cannot be opened raises ``OSError``, an ``at`` not in the file :class:`EntryNotFound`.
     """
     path = Path(path)
     start, first_line = 0, 1
+    if at is not None:
+        fast = False
     if fast if fast is not None else path.stat().st_size > FAST_PATH_BYTES:
         found = last_boundary_offset(path)
         if found is not None:
             start, first_line = found
-    session = from_entries(read_entries(path, start=start, first_line=first_line))
+    session = from_entries(read_entries(path, start=start, first_line=first_line), at=at)
     session.path = path
     session.start_offset = start
     return session
 
 
-def from_entries(entries: list[Entry | BadLine]) -> Session:
-    """Build the session from parsed lines (what :func:`load` does after reading)."""
+class EntryNotFound(LookupError):
+    """The entry asked for (``load(path, at=uuid)``) is not in the file."""
+
+
+def from_entries(entries: list[Entry | BadLine], *, at: str | None = None) -> Session:
+    """Build the session from parsed lines (what :func:`load` does after reading); ``at``:
+    end the conversation at that entry rather than at the newest leaf."""
     findings: list[Finding] = []
     by_uuid: dict[str, Entry] = {}
     main: list[Entry] = []
@@ -309,6 +318,10 @@ def from_entries(entries: list[Entry | BadLine]) -> Session:
     leaf = next(
         (e for e in reversed(main) if e.type in ENTRY_TYPES_WITH_MESSAGES and e.message), None
     )
+    if at is not None:
+        leaf = by_uuid.get(at)
+        if leaf is None:
+            raise EntryNotFound(f"no entry with uuid {at!r} in this transcript")
     chain = _walk(leaf, by_uuid, findings) if leaf is not None else []
     messages = _conversation(chain, main, replacements, findings)
     boundary = chain[0] if chain and chain[0].is_boundary else None

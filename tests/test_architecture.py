@@ -91,6 +91,14 @@ CHAPTER: dict[str, int] = {
     "harness.approvals": 9,
     "harness.notebook.inbox": 9,
     "harness.exercises.ch09": 9,
+    # 10: subagents and forks.
+    "harness.subagents": 10,
+    "harness.subagents.capsule": 10,
+    "harness.subagents.children": 10,
+    "harness.subagents.tool": 10,
+    "harness.subagents.proof": 10,
+    "harness.subagents.past": 10,
+    "harness.notebook.subagents": 10,
 }
 
 

@@ -14,6 +14,7 @@ from harness.model.scripted import (
     Step,
     ToolCall,
     reply,
+    said,
     tool_call,
 )
 
@@ -34,5 +35,6 @@ __all__ = [
     "is_live",
     "model_name",
     "reply",
+    "said",
     "tool_call",
 ]

@@ -38,12 +38,17 @@ truncate, it refuses or truncates the same way, with the SDK's own classes.
   ``get_final_message()`` returns what ``create`` would (live mode streams, chapter 06).
 * Ids are counters (``msg_0001``, ``toolu_0001``), so stored notebook outputs never change.
 * ``.requests`` keeps every request received, for display and for assertions.
+* It answers one request at a time: calls from several threads (parallel subagents,
+  chapter 10) wait their turn, so its counters, its script and its cache stay consistent.
+  Which thread goes first is up to the threads; :meth:`ScriptedModel.script_when` gives
+  each conversation a script of its own, so the answers do not depend on that order.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -188,6 +193,28 @@ def _preview(request: Request, width: int = 300) -> str:
     if len(body) > width:
         body = body[:width] + "…"
     return f"{len(request.messages)} messages; last ({last.get('role')}): {body}"
+
+
+def said(text: str) -> Callable[[Request], bool]:
+    """Matches a request in which a user message holds a text block containing ``text``
+    (a task, a directive). Tool inputs do not count: a parent's call that hands out the
+    task holds it too."""
+
+    def matches(request: Request) -> bool:
+        for message in request.messages:
+            if message.get("role") != "user":
+                continue
+            content = message.get("content")
+            if isinstance(content, str):
+                if text in content:
+                    return True
+                continue
+            for block in content or []:
+                if block.get("type") == "text" and text in str(block.get("text", "")):
+                    return True
+        return False
+
+    return matches
 
 
 # The API's own wording for the conversation errors the scripted model refuses. Sources:
@@ -381,6 +408,7 @@ class ScriptedModel:
         self._fingerprints: dict[str, Fingerprint] = {}
         self._cut: tuple[str, Step] | None = None
         """The last request whose reply was cut at max_tokens (as a key), and its step."""
+        self._lock = threading.RLock()
         """Kept by response id, for requests that asked for diagnostics (as the API does)."""
 
     # -- the script ------------------------------------------------------------------------
@@ -395,6 +423,29 @@ class ScriptedModel:
         summary built from what was sent) and the script goes on where it was.
         """
         self.responders.append((matches, respond))
+
+    def script_when(self, matches: Callable[[Request], bool], steps: Iterable[Step]) -> None:
+        """Answer every request that ``matches`` from ``steps``, in order, off the main script.
+
+        One conversation's own script: when several agents share this model and run at once
+        (parallel subagents), the order their requests arrive in is not fixed, but each
+        still gets its own replies in its own order. Match on what only that conversation
+        holds, such as its task (:func:`said`).
+        """
+        queue = list(steps)
+        used = 0
+
+        def respond(request: Request) -> Step:
+            nonlocal used
+            if used >= len(queue):
+                raise ScriptExhausted(
+                    f"a conversation's own script has {len(queue)} step(s) and all were used. "
+                    f"Last request: {_preview(request)}"
+                )
+            used += 1
+            return queue[used - 1]
+
+        self.answer_when(matches, respond)
 
     def schedule(self, *faults: Fault) -> None:
         """Raise these on the next calls, one per call, before the script is consulted.
@@ -456,6 +507,18 @@ class ScriptedModel:
         system: str | Sequence[Mapping[str, Any]] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         **extra: Any,
+    ) -> Message:
+        with self._lock:  # one request at a time (see the module's docstring)
+            return self._create(model, max_tokens, messages, system, tools, extra)
+
+    def _create(
+        self,
+        model: str,
+        max_tokens: int,
+        messages: Sequence[Mapping[str, Any]],
+        system: str | Sequence[Mapping[str, Any]] | None,
+        tools: Sequence[Mapping[str, Any]] | None,
+        extra: dict[str, Any],
     ) -> Message:
         request = Request(
             model=model,
@@ -634,18 +697,6 @@ def _regeneration_key(request: Request) -> str:
 Content = list[TextBlock | ToolUseBlock]
 
 
-def _truncate_text(text: str, budget: int) -> str:
-    """The longest prefix of ``text`` whose estimate fits in ``budget`` tokens."""
-    low, high = 0, len(text)
-    while low < high:
-        mid = (low + high + 1) // 2
-        if tokens.estimate_text(text[:mid]) <= budget:
-            low = mid
-        else:
-            high = mid - 1
-    return text[:low]
-
-
 def _fit(
     step: Reply, budget: int, new_id: Callable[[Literal["msg", "toolu"]], str]
 ) -> tuple[Content, bool]:
@@ -663,7 +714,7 @@ def _fit(
             content.append(TextBlock(type="text", text=step.text))
             left -= cost
         else:
-            partial = _truncate_text(step.text, left - tokens.BLOCK_OVERHEAD)
+            partial = tokens.truncate_text(step.text, left - tokens.BLOCK_OVERHEAD)
             if partial:
                 content.append(TextBlock(type="text", text=partial))
             return content, True
