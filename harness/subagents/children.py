@@ -15,6 +15,7 @@ from anthropic.types import Message
 
 from harness import messages as m
 from harness.agent import Agent
+from harness.approvals import ApprovalGate
 from harness.events import Event
 from harness.fork import FORK_PLACEHOLDER
 from harness.loop import AgentConfig, BaseAgent, ModelRequest, Plugin
@@ -249,15 +250,16 @@ def _no_waiting(approver: Approver | None) -> Approver:
     """The parent's approver, except that a child cannot wait for a decision made later
     (chapter 09): its run would stop with no one to resume it. Such a call is refused."""
 
+    refusal = Approval(
+        False, "a subagent cannot wait for a later decision; ask the parent to make this call"
+    )
+
     def ask(request: ApprovalRequest) -> Approval | Deferred | bool:
         if approver is None:
             return Approval(False, "no one was asked to approve it (no approver configured)")
+        if isinstance(approver, ApprovalGate):  # it would file a call no one will resume
+            return refusal
         answer = approver(request)
-        if isinstance(answer, Deferred):
-            return Approval(
-                False,
-                "a subagent cannot wait for a later decision; ask the parent to make this call",
-            )
-        return answer
+        return refusal if isinstance(answer, Deferred) else answer
 
     return ask
