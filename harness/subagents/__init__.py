@@ -58,11 +58,18 @@ from harness.subagents.children import (
 )
 from harness.subagents.past import PastStep, PastStepForked, ask_past_step
 from harness.subagents.proof import SiblingPrefix, prefix_report, serialise
-from harness.subagents.tool import SUBAGENT_SYSTEM, WRAP_UP, Subagent, SubagentInput
+from harness.subagents.tool import (
+    MIN_SUMMARY_TOKENS,
+    SUBAGENT_SYSTEM,
+    WRAP_UP,
+    Subagent,
+    SubagentInput,
+)
 
 __all__ = [
     "DEFAULT_SUBAGENT_TURNS",
     "DEFAULT_SUMMARY_TOKENS",
+    "MIN_SUMMARY_TOKENS",
     "SUBAGENT_SYSTEM",
     "WRAP_UP",
     "BudgetSpent",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from anthropic.types import Message
@@ -99,17 +99,20 @@ class ResultCapsule(BaseModel):
 
 @dataclass(frozen=True)
 class BudgetSpent(Event):
-    """A child stopped before a request that would have taken it past its token budget."""
+    """A child's token budget ran out: before a request that would pass it
+    (``next_request``: its estimate), or in a reply cut to fit it (``next_request`` 0)."""
 
     spent: int
     budget: int
     next_request: int
 
     def __str__(self) -> str:
-        return (
-            f"■ token budget: {self.spent:,} of {self.budget:,} spent; the next request "
-            f"(~{self.next_request:,}) would pass it"
+        why = (
+            f"the next request (~{self.next_request:,}) would pass it"
+            if self.next_request
+            else "the last reply was cut to fit it"
         )
+        return f"■ token budget: {self.spent:,} of {self.budget:,} spent; {why}"
 
 
 def tokens_spent(meter: CostMeter) -> int:
@@ -121,7 +124,9 @@ class TokenBudget(Plugin):
     """Ends the run, at ``call_model``, before a request that would pass ``budget`` tokens.
 
     Counted as the capsule counts them: every prompt token (cache reads too) and every
-    output token, so a budget is a hard cap on what the child processes, never passed.
+    output token. The reply's ``max_tokens`` is lowered to what the budget has left after
+    the prompt, so the budget is never passed (by the harness's own token estimate, which
+    is what the scripted model bills; the live API's count differs a little).
     """
 
     def __init__(self, budget: int) -> None:
@@ -134,9 +139,13 @@ class TokenBudget(Plugin):
     ) -> Message:
         spent = tokens_spent(agent.meter)
         need = tokens.estimate_request(request.messages, system=request.system, tools=request.tools)
-        if spent + need > self.budget:
+        left = self.budget - spent - need
+        if left < 1:
             raise StopRun(BudgetSpent(spent, self.budget, need))
-        return call(request)
+        answer = call(replace(request, max_tokens=min(request.max_tokens, left)))
+        if left < request.max_tokens and answer.stop_reason == "max_tokens":
+            agent.emit(BudgetSpent(tokens_spent(agent.meter), self.budget, 0))
+        return answer
 
 
 @dataclass(frozen=True)
@@ -161,9 +170,13 @@ _CUT = ("max_tokens", "model_context_window_exceeded", "pause_turn")
 
 
 def outcome(events: Sequence[Event]) -> tuple[Status, str]:
-    """Complete, partial or failed, and why, from how a child's run ended (its last event)."""
+    """Complete, partial or failed, and why, from how a child's run ended: its last event
+    (and, for a reply cut at ``max_tokens``, whether the token budget cut it)."""
     last = events[-1] if events else None
     if isinstance(last, TurnEnded):
+        budget = next((e for e in events if isinstance(e, BudgetSpent)), None)
+        if last.stop_reason == "max_tokens" and budget is not None:
+            return "partial", f"its token budget ({budget.budget:,}) ran out in its last reply"
         if last.stop_reason in _CUT:
             return "partial", f"its last reply was cut ({last.stop_reason})"
         if last.stop_reason == "refusal":
@@ -206,5 +219,7 @@ def cap_summary(text: str, limit: int, kept_in: str | None) -> tuple[str, bool]:
         return text, False
     where = f"The whole report is in {kept_in}." if kept_in else "The rest was not kept."
     note = f"\n[… report cut: {size:,} tokens, capped at {limit:,}. {where}]"
-    head = tokens.truncate_text(text, max(0, limit - tokens.estimate_text(note)))
-    return head.rstrip() + note, True
+    room = limit - tokens.estimate_text(note)
+    if room < 1:  # a cap smaller than the note: the head alone
+        return tokens.truncate_text(text, limit), True
+    return tokens.truncate_text(text, room).rstrip() + note, True

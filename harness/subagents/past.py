@@ -78,10 +78,12 @@ def ask_past_step(
     if not fixed.messages:
         raise SessionNotFound(f"session {session_id} holds no conversation at {at}")
     agent.plugins = [p for p in agent.plugins if not isinstance(p, Transcript)]
-    agent.apply(Rewrite(fixed.messages, PastStepForked(session_id, at, len(fixed.messages))))
+    forked = agent.apply(
+        Rewrite(fixed.messages, PastStepForked(session_id, at, len(fixed.messages)))
+    )
     writer = sessions.new(fsync=fsync)
     writer.write_messages(agent.messages)  # the new session starts with the past conversation
     agent.plugins.append(writer)
-    past = PastStep(agent, session_id, at, writer)
+    past = PastStep(agent, session_id, at, writer, events=[forked])
     past.ask(question)
     return past

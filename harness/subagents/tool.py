@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ WRAP_UP = (
 """Sent, as a one-call fork of the child, when a child runs out of turns mid-work."""
 
 _AGENT_ID = "a[0-9a-f]{8}"
+MIN_SUMMARY_TOKENS = 50  # our choice: room for a sentence and the note saying it was cut
 
 
 # -- the tool --------------------------------------------------------------------------------
@@ -112,8 +114,11 @@ class Subagent(Plugin):
     def __post_init__(self) -> None:
         if self.max_turns < 1:
             raise ValueError(f"a subagent needs at least one turn, not {self.max_turns}")
-        if self.summary_tokens < 1:
-            raise ValueError(f"the summary cap must be positive, not {self.summary_tokens}")
+        if self.summary_tokens < MIN_SUMMARY_TOKENS:
+            raise ValueError(
+                f"the summary cap must be at least {MIN_SUMMARY_TOKENS} tokens, not "
+                f"{self.summary_tokens}"
+            )
         text = self.description or (FORK_DESCRIPTION if self.fork else SUBAGENT_DESCRIPTION)
         self.tool: Tool[SubagentInput] = Tool(
             self.name, text, SubagentInput, self._call, read_only=True
@@ -146,6 +151,8 @@ class Subagent(Plugin):
             with self._lock:
                 self._runs += 1
                 key = f"run-{self._runs}"
+        if resume is not None and not re.fullmatch(_AGENT_ID, resume):
+            raise ToolError(f"{resume!r} is not a subagent id (a and 8 hex digits)")
         writer = _transcript_of(parent)
         agent_id = resume or _agent_id(writer.session_id if writer else "", key)
         sidechain = _sidechain(writer, agent_id) if writer is not None else None
@@ -242,16 +249,7 @@ class Subagent(Plugin):
         texts = [m.text_of(x) for x in own if x["role"] == "assistant" and m.text_of(x).strip()]
         report = texts[-1] if status == "complete" and texts else "\n\n".join(texts)
         if self.wrap_up and seen and isinstance(seen[-1], MaxTurnsReached):
-            # Out of turns mid-work: one more call, a fork of the child with no tools, asks
-            # for its report (billed to the child; the wrap-up is not in its sidechain).
-            try:
-                wrapped = run_fork(
-                    child, WRAP_UP, tools=NoForkTools(), purpose="wrap-up", max_turns=1
-                )
-            except Exception:  # a budget stop or an API error: keep what it wrote so far
-                wrapped = None
-            if wrapped is not None and wrapped.text.strip():
-                report = wrapped.text
+            report = _wrap_up(child, sidechain) or report
         full = tokens.estimate_text(report)
         kept_in = sidechain.path.name if sidechain is not None else None
         summary, cut = cap_summary(report, self.summary_tokens, kept_in)
@@ -311,3 +309,25 @@ def _sidechain(writer: Transcript, agent_id: str) -> Transcript:
         sidechain=True,
         agent_id=agent_id,
     )
+
+
+def _wrap_up(child: BaseAgent, sidechain: Transcript | None) -> str | None:
+    """One more call for a child out of turns: the tools are not run, the report is asked
+    for. It is a fork of the child (chapter 07's ``run_fork``, billed to the child); a reply
+    without tool calls joins the child's conversation and its sidechain, so the report is
+    kept. None if it failed (a budget stop, an API error) or said nothing."""
+    try:
+        wrapped = run_fork(child, WRAP_UP, tools=NoForkTools(), purpose="wrap-up", max_turns=1)
+    except Exception:  # keep what the child wrote so far
+        return None
+    if not wrapped.text.strip() or len(wrapped.messages) != 2:
+        return None
+    asked, answer = wrapped.messages
+    if m.tool_uses(answer):  # it asked for tools anyway: its text is kept, not the calls
+        answer = m.assistant([b for b in m.blocks(answer) if b.get("type") != "tool_use"])
+    last = child.messages[-1]
+    last["content"] = asked["content"]  # the child's own message: the directive joins it
+    child.messages.append(answer)
+    if sidechain is not None:
+        sidechain.sync(child.messages, reply=wrapped.replies[-1])
+    return wrapped.text
