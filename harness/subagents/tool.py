@@ -129,8 +129,11 @@ class Subagent(Plugin):
         runner = parent.tools
         if not isinstance(runner, ToolRunner):
             raise TypeError("a subagent tool needs an agent with a tool runner (harness.Agent)")
-        if self.tool.name not in runner.registry:
+        existing = runner.registry.get(self.tool.name)
+        if existing is None:
             runner.registry.add(self.tool)
+        elif existing is not self.tool:
+            raise ValueError(f"the agent already has a tool named {self.tool.name!r}")
         if self not in parent.plugins:
             parent.plugins.append(self)
         self.parent = parent
@@ -244,7 +247,7 @@ class Subagent(Plugin):
                 seen.append(event)
             status, reason = outcome(seen)
         except Exception as error:  # an API error past the retries, a bug: keep its work
-            status, reason = "failed", f"it failed: {type(error).__name__}: {error}"
+            status, reason = "failed", f"it failed: {_error_text(error)}"
         own = child.messages[start:]
         texts = [m.text_of(x) for x in own if x["role"] == "assistant" and m.text_of(x).strip()]
         report = texts[-1] if status == "complete" and texts else "\n\n".join(texts)
@@ -331,3 +334,14 @@ def _wrap_up(child: BaseAgent, sidechain: Transcript | None) -> str | None:
     if sidechain is not None:
         sidechain.sync(child.messages, reply=wrapped.replies[-1])
     return wrapped.text
+
+
+def _error_text(error: Exception) -> str:
+    """An error in one short line: an API error's own message (not its whole body)."""
+    body = getattr(error, "body", None)
+    detail = body.get("error") if isinstance(body, dict) else None
+    message = detail.get("message") if isinstance(detail, dict) else None
+    status = getattr(error, "status_code", None)
+    text = f"{status} {message}" if message and status else str(error)
+    flat = " ".join(f"{type(error).__name__}: {text}".split())
+    return flat if len(flat) <= 200 else flat[:199] + "…"
