@@ -99,6 +99,7 @@ CHAPTER: dict[str, int] = {
     "harness.subagents.proof": 10,
     "harness.subagents.past": 10,
     "harness.notebook.subagents": 10,
+    "harness.exercises.ch10": 10,
 }
 
 

@@ -1,0 +1,144 @@
+"""Chapter 10's exercise checks: the solutions pass, the stubs and plausible slips do not."""
+
+from __future__ import annotations
+
+from harness import messages as m
+from harness.events import Event, MaxTurnsReached, TurnEnded
+from harness.exercises import ch10
+from harness.fork import fork_messages
+from harness.subagents import outcome
+from tests.solutions import load
+
+solutions = load("ch10")
+
+
+def stub(*args: object) -> None:
+    raise NotImplementedError
+
+
+def test_the_solutions_pass() -> None:
+    assert ch10.check_status_of(solutions.status_of)
+    assert ch10.check_fork_messages_for(solutions.fork_messages_for)
+
+
+def test_the_stubs_are_told_not_yet_with_a_hint() -> None:
+    for verdict in (ch10.check_status_of(stub), ch10.check_fork_messages_for(stub)):
+        assert not verdict
+        assert str(verdict).startswith("not yet: ")
+        assert "stub" in str(verdict) and "\nhint: " in str(verdict)
+
+
+def test_the_status_cases_cover_every_status() -> None:
+    found = {outcome(events)[0] for _, events in ch10.status_cases()}
+    assert found == {"complete", "partial", "failed"}
+
+
+# -- exercise 1: complete, partial or failed ---------------------------------------------------
+
+
+def test_treating_a_turn_limit_as_complete_is_rejected() -> None:
+    def slip(events: list[Event]) -> str:
+        if events and isinstance(events[-1], MaxTurnsReached):
+            return "complete"
+        return str(solutions.status_of(events))
+
+    verdict = ch10.check_status_of(slip)
+    assert not verdict and "ran out of turns" in str(verdict) and "'partial'" in str(verdict)
+
+
+def test_treating_a_max_tokens_cut_as_complete_is_rejected() -> None:
+    def slip(events: list[Event]) -> str:
+        last = events[-1] if events else None
+        if isinstance(last, TurnEnded) and last.stop_reason == "max_tokens":
+            return "complete"
+        return str(solutions.status_of(events))
+
+    verdict = ch10.check_status_of(slip)
+    assert not verdict and "cut at max_tokens" in str(verdict)
+
+
+def test_crashing_on_an_empty_list_is_rejected() -> None:
+    def slip(events: list[Event]) -> str:
+        last = events[-1]  # IndexError when the child never ran
+        return str(solutions.status_of([last]))
+
+    verdict = ch10.check_status_of(slip)
+    assert not verdict and "never ran" in str(verdict) and "IndexError" in str(verdict)
+
+
+def test_any_turn_end_as_complete_is_rejected() -> None:
+    def slip(events: list[Event]) -> str:
+        if not events:
+            return "failed"
+        return "complete" if isinstance(events[-1], TurnEnded) else "partial"
+
+    assert not ch10.check_status_of(slip)
+
+
+def test_calling_the_packages_outcome_is_refused() -> None:
+    def shortcut(events: list[Event]) -> str:
+        return outcome(events)[0]
+
+    verdict = ch10.check_status_of(shortcut)
+    assert not verdict and "outcome" in str(verdict)
+
+
+# -- exercise 2: a fork's messages -------------------------------------------------------------
+
+
+def test_a_different_placeholder_per_call_is_rejected() -> None:
+    def slip(parent: list[m.MessageDict], directive: str) -> list[m.MessageDict]:
+        pending = m.tool_uses(parent[-1]) if parent[-1]["role"] == "assistant" else []
+        results = [m.tool_result(str(u["id"]), f"[{u['id']} not run here]") for u in pending]
+        return [*parent, m.user([*results, m.text(directive)])]
+
+    verdict = ch10.check_fork_messages_for(slip)
+    assert not verdict and "different placeholder" in str(verdict)
+
+
+def test_the_directive_in_its_own_message_before_the_results_is_rejected() -> None:
+    def slip(parent: list[m.MessageDict], directive: str) -> list[m.MessageDict]:
+        pending = m.tool_uses(parent[-1])
+        results = [m.tool_result(str(u["id"]), solutions.PLACEHOLDER) for u in pending]
+        return [*parent, m.user(directive), *([m.user(results)] if results else [])]
+
+    verdict = ch10.check_fork_messages_for(slip)
+    assert not verdict and "the API would refuse" in str(verdict)
+
+
+def test_results_for_only_some_calls_are_rejected() -> None:
+    def slip(parent: list[m.MessageDict], directive: str) -> list[m.MessageDict]:
+        first = m.tool_uses(parent[-1])[:1]
+        results = [m.tool_result(str(u["id"]), solutions.PLACEHOLDER) for u in first]
+        return [*parent, m.user([*results, m.text(directive)])]
+
+    verdict = ch10.check_fork_messages_for(slip)
+    assert not verdict and "the API would refuse" in str(verdict)
+
+
+def test_mutating_the_parents_list_is_rejected() -> None:
+    def slip(parent: list[m.MessageDict], directive: str) -> list[m.MessageDict]:
+        pending = m.tool_uses(parent[-1])
+        results = [m.tool_result(str(u["id"]), solutions.PLACEHOLDER) for u in pending]
+        parent.append(m.user([*results, m.text(directive)]))
+        return parent
+
+    verdict = ch10.check_fork_messages_for(slip)
+    assert not verdict and "parent's conversation changed" in str(verdict)
+
+
+def test_the_directive_before_the_placeholders_is_rejected() -> None:
+    def slip(parent: list[m.MessageDict], directive: str) -> list[m.MessageDict]:
+        pending = m.tool_uses(parent[-1]) if parent[-1]["role"] == "assistant" else []
+        results = [m.tool_result(str(u["id"]), solutions.PLACEHOLDER) for u in pending]
+        return [*parent, m.user([m.text(directive), *results])]
+
+    assert not ch10.check_fork_messages_for(slip)
+
+
+def test_calling_the_packages_fork_messages_is_refused() -> None:
+    def shortcut(parent: list[m.MessageDict], directive: str) -> list[m.MessageDict]:
+        return fork_messages(parent, directive)
+
+    verdict = ch10.check_fork_messages_for(shortcut)
+    assert not verdict and "package's fork" in str(verdict)
