@@ -23,7 +23,6 @@ from pydantic import BaseModel, Field
 
 from harness import messages as m
 from harness.agent import Agent
-from harness.events import Event
 from harness.loop import BaseAgent
 from harness.notebook.views import Rendered, table, usd
 from harness.subagents import DEFAULT_SUBAGENT_TURNS, Fork, SiblingPrefix, fork, fresh
@@ -52,8 +51,8 @@ def raw_report(child: BaseAgent, start: int = 0) -> str:
 def naive_delegate(parent: BaseAgent, task: str, *, max_turns: int = DEFAULT_SUBAGENT_TURNS) -> str:
     """BROKEN ON PURPOSE: run a fresh child on ``task`` and return :func:`raw_report`."""
     child: Agent = fresh(parent, max_turns=max_turns, system="You are a helper agent.")
-    events: list[Event] = list(child.run(task))
-    del events
+    for _ in child.run(task):  # run it to the end; what it said is read back below
+        pass
     return raw_report(child)
 
 
