@@ -100,6 +100,14 @@ CHAPTER: dict[str, int] = {
     "harness.subagents.past": 10,
     "harness.notebook.subagents": 10,
     "harness.exercises.ch10": 10,
+    # chapter 11: the command line
+    "harness.cli": 11,
+    "harness.cli.demo": 11,
+    "harness.cli.assemble": 11,
+    "harness.cli.report": 11,
+    "harness.cli.terminal": 11,
+    "harness.cli.commands": 11,
+    "harness.__main__": 11,
 }
 
 

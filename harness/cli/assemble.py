@@ -1,0 +1,253 @@
+"""Every chapter's mechanism on one agent: what the command line (and chapter 11) runs.
+
+:func:`assemble` builds the agent the way Claude Code's is built, from the modules of the
+course and nothing else:
+
+* the model: live (chapter 00's ``AnthropicModel``) when ``ANTHROPIC_API_KEY`` is set, else
+  the offline demo model (:mod:`harness.cli.demo`);
+* the six workspace tools under a permission mode, asking ``approver`` (chapter 02), plus a
+  ``subagent`` tool for fresh read-only children and a ``fork`` tool (chapter 10);
+* the system prompt in sections, CLAUDE.md files included, with cache breakpoints (chapter 03);
+* the plugins, outermost first: ``extra`` (the terminal's progress display), prompt caching
+  (03), error recovery (06), the transcript (08: the reply is on disk before anything else
+  looks at it), session memory (07), microcompact (04), and auto-compact with session memory
+  as tier 2 (05, 07).
+
+One :class:`Harness` is one session: ``/clear`` builds a new one, ``--resume`` builds one
+and loads a transcript into it (chapter 08). Its session memory lives beside its transcript,
+in ``<session-id>/session-memory/MEMORY.md``, as its subagents' sidechains do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from harness.agent import Agent
+from harness.cli.demo import demo_model
+from harness.clock import Clock, RealClock
+from harness.compaction.auto import AutoCompact
+from harness.compaction.microcompact import Microcompact
+from harness.compaction.session_memory import SessionMemoryCompaction
+from harness.loop import AgentConfig, Plugin
+from harness.memory import SessionMemory
+from harness.model import AnthropicModel, Model
+from harness.model.base import is_live, model_name
+from harness.prompt import (
+    PromptCaching,
+    Section,
+    SystemPrompt,
+    default_sections,
+    discover_claude_md,
+    environment_section,
+    memory_section,
+)
+from harness.recovery import Recovery
+from harness.resume import Resume, SessionNotFound, Sessions, resume_with
+from harness.subagents import Subagent
+from harness.tokens import ContextBudget
+from harness.tools.builtins import builtin_tools
+from harness.tools.permissions import Approver, Mode, Permissions, deny_all
+from harness.tools.workspace import Workspace
+from harness.transcript import Transcript, random_ids
+
+# Claude Code's names for the permission modes, and the course's own (chapter 02).
+MODES: dict[str, Mode] = {
+    "default": "default",
+    "acceptEdits": "accept_edits",
+    "accept_edits": "accept_edits",
+    "plan": "plan",
+    "bypassPermissions": "bypass",
+    "bypass": "bypass",
+}
+
+EXPLORER_TOOLS = ("read_file", "glob", "grep")
+"""What a fresh subagent may use: reading only, like Claude Code's Explore agent."""
+
+
+@dataclass
+class Options:
+    """What the command line's flags set."""
+
+    workspace: Path = field(default_factory=Path.cwd)
+    model: str | None = None
+    """The model id (``--model``); default ``HARNESS_MODEL`` or the course's default."""
+    permission_mode: Mode = "default"
+    max_turns: int = 50
+    sessions_root: Path | None = None
+    """Where transcripts go (``--sessions``): default ``<workspace>/.harness``; Claude Code's
+    own are under ``~/.claude``."""
+    env: Mapping[str, str] | None = None
+    """Where the key is looked for (``None``: the process environment)."""
+    context_window: int = 200_000
+    home: Path | None = None
+    """Where the user's ``~/.claude/CLAUDE.md`` is looked for (``None``: the home folder)."""
+
+    @property
+    def live(self) -> bool:
+        return is_live(self.env)
+
+
+@dataclass
+class Harness:
+    """One session of the assembled agent, and handles on its mechanisms."""
+
+    agent: Agent
+    sessions: Sessions
+    transcript: Transcript
+    memory: SessionMemory
+    auto: AutoCompact
+    recovery: Recovery
+    caching: PromptCaching
+    subagent: Subagent
+    fork: Subagent
+    claude_md: list[str]
+    """The CLAUDE.md files in the system prompt, as the model sees them named."""
+    resumed: Resume | None = None
+
+    @property
+    def session_id(self) -> str:
+        # resume() replaces the writer: the one in the agent's plugins is the truth.
+        found = [p for p in self.agent.plugins if isinstance(p, Transcript)]
+        return found[-1].session_id if found else self.transcript.session_id
+
+
+def sessions_for(options: Options, *, clock: Clock, ids: Iterable[str] | None = None) -> Sessions:
+    """The sessions of the workspace: ``--sessions`` or ``<workspace>/.harness``."""
+    workspace = options.workspace.resolve()
+    root = options.sessions_root.expanduser().resolve() if options.sessions_root else None
+    sessions = Sessions(root or workspace / ".harness", workspace, clock)
+    if ids is not None:
+        source = iter(ids)
+        sessions.ids = lambda: next(source)
+    else:
+        sessions.ids = random_ids
+    return sessions
+
+
+def system_prompt(
+    workspace: Path, tool_names: Iterable[str], clock: Clock, home: Path | None = None
+) -> tuple[list[dict[str, object]], list[str]]:
+    """Chapter 03's prompt: the static sections, then the dynamic ones (environment, CLAUDE.md).
+    Also returns the CLAUDE.md files it holds, by the name the model sees."""
+    files = discover_claude_md(workspace, home=home)
+    sections: list[Section] = [
+        *default_sections(tool_names),
+        environment_section(clock, workspace_name=workspace.name),
+    ]
+    if (memory := memory_section(files)) is not None:
+        sections.append(memory)
+    return list(SystemPrompt(tuple(sections)).render()), [f.label for f in files]
+
+
+def model_for(options: Options, clock: Clock) -> Model:
+    """Live with a key (the SDK reads ``ANTHROPIC_BASE_URL`` too), else the demo model."""
+    if options.live:
+        return AnthropicModel()
+    return demo_model(clock=clock, context_window=options.context_window)
+
+
+def assemble(
+    options: Options,
+    *,
+    approver: Approver = deny_all,
+    clock: Clock | None = None,
+    extra: Iterable[Plugin] = (),
+    sessions: Sessions | None = None,
+    session: str | Path | Literal["latest"] | None = None,
+    model: Model | None = None,
+    fsync: bool = True,
+) -> Harness:
+    """The agent with every mechanism, on a new session or, with ``session``, a resumed one.
+
+    ``session`` is a session id, ``"latest"`` (the last session bound in this folder, else the
+    newest file: ``--continue``), or the path of a ``.jsonl`` transcript (Claude Code's, say).
+    Raises :class:`~harness.resume.SessionNotFound` when there is nothing to resume.
+    """
+    clock = clock or RealClock()
+    workspace = Workspace(options.workspace)
+    sessions = sessions or sessions_for(options, clock=clock)
+    model = model or model_for(options, clock)
+    tools = builtin_tools()
+    names = [t.name for t in tools] + ["subagent", "fork"]
+    system, claude_md = system_prompt(workspace.root, names, clock, options.home)
+    budget = ContextBudget(window=options.context_window)
+
+    path = _transcript_path(sessions, session)
+    session_id = path.stem if path is not None else sessions.ids()
+    transcript = Transcript(
+        path=path or sessions.path(session_id),
+        session_id=session_id,
+        cwd=str(sessions.cwd),
+        clock=clock,
+        ids=sessions.ids,
+        fsync=fsync,
+    )
+    memory = SessionMemory(transcript.path.with_suffix("") / "session-memory" / "MEMORY.md")
+    auto = AutoCompact(budget, session_memory=SessionMemoryCompaction(memory))
+    recovery, caching = Recovery(), PromptCaching()
+    plugins: list[Plugin] = [*extra, caching, recovery]
+    if path is None:
+        plugins.append(transcript)  # a resumed session's writer joins once it is loaded
+    plugins += [memory, Microcompact(), auto]
+    agent = Agent(
+        model,
+        tools=tools,
+        workspace=workspace,
+        permissions=Permissions(mode=options.permission_mode, workspace=workspace),
+        approver=approver,
+        system=system,
+        clock=clock,
+        config=AgentConfig(
+            model=options.model or model_name(options.env),
+            max_turns=options.max_turns,
+            context_window=options.context_window,
+        ),
+        plugins=plugins,
+    )
+    subagent = Subagent(name="subagent", tools=EXPLORER_TOOLS).attach(agent)
+    forked = Subagent(name="fork", fork=True).attach(agent)
+    harness = Harness(
+        agent, sessions, transcript, memory, auto, recovery, caching, subagent, forked, claude_md
+    )
+    if path is not None:
+        harness.resumed = resume_with(agent, transcript)
+        agent.plugins.remove(transcript)  # back where a new session has it: before memory
+        agent.plugins.insert(agent.plugins.index(memory), transcript)
+        memory.load(clock.now())  # the session's memory, if it had one
+    return harness
+
+
+def _transcript_path(sessions: Sessions, session: str | Path | None) -> Path | None:
+    """The transcript to resume, or None for a new session."""
+    if session is None:
+        return None
+    if session == "latest":
+        found = sessions.latest() or next(reversed(sessions.ids_on_disk()), None)
+        if found is None:
+            raise SessionNotFound("no earlier session in this folder to continue")
+        return sessions.path(found)
+    text = str(session)
+    if text.endswith(".jsonl"):
+        file = Path(text).expanduser()
+        if not file.is_file():
+            raise SessionNotFound(f"no transcript at {text}")
+        return file.resolve()
+    file = sessions.path(text)
+    if not file.is_file():
+        raise SessionNotFound(f"no session {text} in {sessions.folder.name}")
+    return file
+
+
+__all__ = [
+    "EXPLORER_TOOLS",
+    "MODES",
+    "Harness",
+    "Options",
+    "assemble",
+    "model_for",
+    "sessions_for",
+    "system_prompt",
+]

@@ -1,0 +1,171 @@
+"""The offline demo model of the command line: a scripted model that follows simple wording.
+
+With no ``ANTHROPIC_API_KEY`` the command line still runs every mechanism: this model
+answers. It is chapter 00's :class:`~harness.model.ScriptedModel` (real ``anthropic.types``,
+computed usage, the cache simulator) with one responder that reads your latest words and
+picks a tool by keyword: ``list files``, ``read notes.md``, ``search TODO``, ``write
+notes.md hello``, ``run ls -la``, ``sleep 5``, ``delegate <task>``, ``fork <question>``.
+``flaky`` makes the next model calls fail with 529s first, so you can watch the retries. A
+compaction request gets chapter 05's scripted summary; a memory extraction, chapter 07's
+scripted extraction.
+
+This is a stand-in, and it says so in every reply: a real model decides for itself which
+tools to call and in what order. Set ``ANTHROPIC_API_KEY`` and the same program runs live.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from harness import messages as m
+from harness.clock import Clock
+from harness.compaction.summary import is_compaction_request
+from harness.model import ScriptedModel, faults
+from harness.model.scripted import Reply, Request, ToolCall
+from harness.model.scripted_memory import is_extraction_request, scripted_extraction
+from harness.model.scripted_summary import scripted_summary
+from harness.tokens import truncate_text
+from harness.tools.dispatch import output_text
+
+DEMO_NOTE = "(offline demo model: it follows keywords; set ANTHROPIC_API_KEY for a real model)"
+
+HELP = (
+    "I am the offline demo model: I pick a tool by keyword. Try: `list files`, `read "
+    "README.md`, `search TODO`, `write notes.md remember the milk`, `run ls -la`, `sleep 5` "
+    "(then press Ctrl-C), `delegate search TODO`, `fork what does README.md say`, or `flaky` "
+    "(two 529s first, then an answer)."
+)
+
+RESULT_TOKENS = 300  # our choice: how much of each tool result the demo quotes back
+
+
+def _said(request: Request) -> str:
+    """The text of the latest user message (a prompt or directive), or "" if it holds only
+    tool results (the model is being told what its calls returned)."""
+    last = request.last_message
+    if last.get("role") != "user":
+        return ""
+    return " ".join(
+        str(b.get("text", "")) for b in m.blocks(last) if b.get("type") == "text"
+    ).strip()
+
+
+def _routes() -> list[tuple[re.Pattern[str], Callable[[re.Match[str]], Reply]]]:
+    def call(text: str, name: str, **arguments: object) -> Reply:
+        return Reply(text=text, tool_calls=(ToolCall(name, dict(arguments)),))
+
+    def word(pattern: str) -> re.Pattern[str]:
+        return re.compile(pattern, re.IGNORECASE | re.DOTALL)
+
+    return [
+        (word(r"^\s*(?:help|what can you do)\b"), lambda _: Reply(text=HELP)),
+        (
+            word(r"\bdelegate\b[:\s]*(?P<task>.+)"),
+            lambda g: call(
+                "I'll hand that to a subagent.",
+                "subagent",
+                description=_short(g["task"], 40),
+                prompt=g["task"].strip(),
+            ),
+        ),
+        (
+            word(r"\bfork\b[:\s]*(?P<task>.+)"),
+            lambda g: call(
+                "I'll ask a fork of this conversation.",
+                "fork",
+                description=_short(g["task"], 40),
+                prompt=g["task"].strip(),
+            ),
+        ),
+        (
+            word(r"\bsleep\s+(?P<n>\d{1,3})\b"),
+            lambda g: call(f"Sleeping {g['n']} s.", "bash", command=f"sleep {g['n']}; echo awake"),
+        ),
+        (
+            word(r"^\s*(?:run|bash|\$)\s+(?P<cmd>.+)"),
+            lambda g: call("Running it.", "bash", command=g["cmd"].strip()),
+        ),
+        (
+            word(r"\b(?:write|create)\s+(?P<path>[\w./-]+)\s*(?::|with\b)?\s*(?P<body>.*)"),
+            lambda g: call(
+                f"Writing {g['path']}.",
+                "write_file",
+                path=g["path"],
+                content=(g["body"].strip() or "(empty)") + "\n",
+            ),
+        ),
+        (
+            word(r"\b(?:read|show|open|cat)\s+(?P<path>[\w./-]+\.\w+|[\w./-]+/[\w.-]+)"),
+            lambda g: call(f"Reading {g['path']}.", "read_file", path=g["path"]),
+        ),
+        (
+            word(r"\b(?:search|grep|find)\s+(?:for\s+)?(?P<pattern>\S+)"),
+            lambda g: call(
+                f"Searching for {g['pattern']}.", "grep", pattern=re.escape(g["pattern"])
+            ),
+        ),
+        (
+            word(r"\b(?:list|ls|files)\b"),
+            lambda _: call("Listing the files.", "glob", pattern="**/*"),
+        ),
+    ]
+
+
+def _short(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _report(request: Request) -> Reply:
+    """What the demo says once its tool calls have answered: each result, shortened."""
+    names = {
+        str(u["id"]): str(u["name"])
+        for msg in request.messages
+        if msg.get("role") == "assistant"
+        for u in m.tool_uses(msg)
+    }
+    lines = []
+    for result in m.tool_results(request.last_message):
+        name = names.get(str(result.get("tool_use_id")), "tool")
+        text = output_text(result.get("content") or "").strip() or "(no output)"
+        mark = "failed" if result.get("is_error") else "returned"
+        lines.append(f"{name} {mark}:\n{truncate_text(text, RESULT_TOKENS)}")
+    return Reply(text="\n\n".join([*lines, DEMO_NOTE]))
+
+
+def demo_reply(request: Request) -> Reply:
+    """The demo's answer to a request of the loop (or of a subagent, or a fork)."""
+    said = _said(request)
+    if not said:
+        return _report(request)
+    for pattern, answer in _routes():
+        found = pattern.search(said)
+        if found is not None:
+            return answer(found)
+    return Reply(text=f"You said: {_short(said, 200)}\n\n{HELP}\n{DEMO_NOTE}")
+
+
+def _flaky(model: ScriptedModel) -> Callable[[Request], BaseException | None]:
+    """Two 529s before the reply to any prompt that says ``flaky`` (once per prompt)."""
+    seen: dict[str, int] = {}
+
+    def fault(request: Request) -> BaseException | None:
+        said = _said(request)
+        if "flaky" not in said.lower():
+            return None
+        key = f"{len(request.messages)}:{said}"
+        seen[key] = seen.get(key, 0) + 1
+        return faults.overloaded() if seen[key] <= 2 else None
+
+    return fault
+
+
+def demo_model(*, clock: Clock | None = None, context_window: int = 200_000) -> ScriptedModel:
+    """The command line's offline model (see the module's docstring)."""
+    model = ScriptedModel(clock=clock, context_window=context_window, id_prefix="demo")
+    model.faults = _flaky(model)
+    model.answer_when(is_compaction_request, scripted_summary)
+    model.answer_when(is_extraction_request, scripted_extraction)
+    model.answer_when(lambda _request: True, demo_reply)
+    return model

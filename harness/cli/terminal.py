@@ -1,0 +1,207 @@
+"""The terminal side of the command line: printing events, progress on long waits, asking.
+
+Output goes through ``rich`` (styles, tables, a spinner that redraws itself in place);
+input through ``prompt_toolkit`` (line editing, history, completion of slash commands, and
+Ctrl-C / Ctrl-D as exceptions a program can handle). Both are chosen over hand-written
+escape codes: they know the terminal's width and capabilities, and fall back to plain text
+when the output is a pipe. When the standard input is not a terminal (a script pipes the
+prompts in), plain ``input()`` reads it.
+
+Progress: :class:`Progress` is a ``call_model`` layer that names every model call while it
+waits (thinking, compacting, updating the session memory, a subagent at work), and
+:class:`ProgressClock` shows a retry's wait with its length, so a long wait never looks
+like a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+from anthropic.types import Message
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import WordCompleter
+from prompt_toolkit.history import InMemoryHistory
+from rich.console import Console
+from rich.status import Status
+from rich.table import Table
+from rich.text import Text
+
+from harness.clock import Clock, RealClock
+from harness.events import (
+    AssistantReplied,
+    Event,
+    ModelCalled,
+    PermissionDecided,
+    ToolFinished,
+    ToolStarted,
+    TurnEnded,
+)
+from harness.loop import BaseAgent, ModelRequest, Plugin
+from harness.tools.permissions import Approval, ApprovalRequest
+
+WAITING = {
+    "turn": "thinking…",
+    "compaction": "compacting the conversation…",
+    "memory": "updating the session memory…",
+    "subagent": "a subagent is at work…",
+    "fork": "a fork is at work…",
+}
+"""What the spinner says while a model call of each purpose is under way."""
+
+
+class Activity:
+    """One spinner line that says what the program is waiting for (or nothing)."""
+
+    def __init__(self, console: Console, *, enabled: bool = True) -> None:
+        self.console = console
+        self.enabled = enabled and console.is_terminal
+        self._status: Status | None = None
+
+    def show(self, text: str) -> None:
+        if not self.enabled:
+            return
+        if self._status is None:
+            self._status = self.console.status(Text(text), spinner="dots")
+            self._status.start()
+        else:
+            self._status.update(Text(text))
+
+    def hide(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+
+class Progress(Plugin):
+    """The outermost ``call_model`` layer: the spinner names the call it waits for."""
+
+    def __init__(self, activity: Activity) -> None:
+        self.activity = activity
+
+    def call_model(
+        self, agent: BaseAgent, request: ModelRequest, call: Callable[[ModelRequest], Message]
+    ) -> Message:
+        purpose = request.purpose
+        label = WAITING.get(purpose) or f"{purpose.replace('-', ' ')} at work…"
+        self.activity.show(label)
+        try:
+            return call(request)
+        finally:
+            self.activity.show("working…")
+
+
+class ProgressClock:
+    """The real clock, but a wait (a retry's backoff) shows on the spinner with its length."""
+
+    def __init__(self, activity: Activity, inner: Clock | None = None) -> None:
+        self.activity = activity
+        self.inner = inner or RealClock()
+
+    def now(self) -> float:
+        return self.inner.now()
+
+    def sleep(self, seconds: float) -> None:
+        self.activity.show(f"waiting {seconds:.1f} s before trying again…")
+        self.inner.sleep(seconds)
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+class Reader:
+    """Reads a line: prompt_toolkit at a terminal, ``input()`` otherwise.
+
+    Raises ``KeyboardInterrupt`` on Ctrl-C and ``EOFError`` on Ctrl-D or the end of input.
+    """
+
+    def __init__(self, commands: Sequence[str] = (), *, stdin: TextIO | None = None) -> None:
+        self.stdin = stdin or sys.stdin
+        self.session: PromptSession[str] | None = None
+        if self.stdin.isatty() and sys.stdout.isatty():
+            self.session = PromptSession(
+                history=InMemoryHistory(),
+                completer=WordCompleter(list(commands), sentence=True),
+            )
+
+    def read(self, prompt: str) -> str:
+        if self.session is not None:
+            return self.session.prompt(prompt)
+        sys.stdout.write(prompt)
+        sys.stdout.flush()
+        line = self.stdin.readline()
+        if not line:
+            raise EOFError
+        return line.rstrip("\n")
+
+
+def terminal_approver(reader: Reader, console: Console, activity: Activity) -> Any:
+    """Chapter 02's approver, asking at the terminal: ``y`` runs the call, anything else
+    refuses it (and the words after ``n`` go to the model as the reason)."""
+
+    def approve(request: ApprovalRequest) -> Approval:
+        activity.hide()
+        args = json.dumps(request.input, ensure_ascii=False)
+        if len(args) > 400:
+            args = args[:399] + "…"
+        console.print(Text(f"? {request.tool} wants to run: {args}", style="bold yellow"))
+        console.print(Text(f"  ({request.reason})", style="dim"))
+        try:
+            answer = reader.read("  Allow? [y/N, or n and a reason] ").strip()
+        except EOFError:
+            answer = ""
+        head, _, note = answer.partition(" ")
+        if head.lower() in ("y", "yes"):
+            return Approval(True, "approved at the terminal")
+        return Approval(False, f"refused at the terminal{': ' + note if note.strip() else ''}")
+
+    return approve
+
+
+# -- printing ----------------------------------------------------------------------------------
+
+STYLES: dict[type[Event], str] = {
+    ToolStarted: "cyan",
+    ToolFinished: "green",
+    PermissionDecided: "dim",
+    TurnEnded: "dim",
+    ModelCalled: "dim",
+}
+
+
+def print_event(console: Console, event: Event, *, verbose: bool = False) -> None:
+    """One event, one line (a reply: its text in full, since that is the answer)."""
+    if isinstance(event, ModelCalled) and not verbose:
+        return
+    if isinstance(event, AssistantReplied):
+        for block in event.message.content:
+            if block.type == "text" and block.text.strip():
+                console.print(Text(block.text.strip()))
+        if verbose:
+            console.print(Text(str(event), style="dim"))
+        return
+    if isinstance(event, TurnEnded) and not verbose:
+        return
+    line = str(event)
+    style = STYLES.get(type(event), "")
+    if isinstance(event, ToolFinished) and event.is_error:
+        style = "red"
+    elif not style and line.lstrip().startswith(("⚠", "■")):
+        style = "yellow"
+    elif not style:
+        style = "magenta"
+    console.print(Text(line, style=style))
+
+
+def table(
+    title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], *, numbers: bool = True
+) -> Table:
+    """A plain table; with ``numbers``, every column but the first is right-aligned."""
+    out = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    for i, name in enumerate(columns):
+        out.add_column(name, justify="right" if numbers and i else "left")
+    for row in rows:
+        out.add_row(*row)
+    return out
