@@ -33,7 +33,7 @@ from harness.cli.terminal import (
 )
 from harness.events import AssistantReplied, Event
 from harness.resume import NotFlushed, SessionNotFound, Sessions
-from harness.tools.permissions import Approval, ApprovalRequest
+from harness.tools.permissions import Approval, ApprovalRequest, Approver
 from harness.transcript import load
 
 EPILOG = "exit codes: " + ", ".join(f"{int(e)} {e.name.lower().replace('_', ' ')}" for e in Exit)
@@ -127,15 +127,15 @@ class Program:
 
     # -- sessions --------------------------------------------------------------------------
 
-    def approver(self) -> object:
-        if self.one_shot and not (sys.stdin.isatty() and (sys.stderr.isatty())):
+    def approver(self) -> Approver:
+        if self.one_shot and not (sys.stdin.isatty() and sys.stderr.isatty()):
             return _nobody
         return terminal_approver(self.reader, self.console, self.activity)
 
     def open(self, session: str | None) -> Harness:
         return assemble(
             self.options,
-            approver=self.approver(),  # type: ignore[arg-type]
+            approver=self.approver(),
             clock=self.clock,
             extra=[Progress(self.activity)],
             sessions=self.sessions,

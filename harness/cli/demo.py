@@ -33,7 +33,7 @@ DEMO_NOTE = "(offline demo model: it follows keywords; set ANTHROPIC_API_KEY for
 HELP = (
     "I am the offline demo model: I pick a tool by keyword. Try: `list files`, `read "
     "README.md`, `search TODO`, `write notes.md remember the milk`, `run ls -la`, `sleep 5` "
-    "(then press Ctrl-C), `delegate search TODO`, `fork what does README.md say`, or `flaky` "
+    "(then press Ctrl-C), `delegate search TODO`, `fork read README.md`, or `flaky` "
     "(two 529s first, then an answer)."
 )
 

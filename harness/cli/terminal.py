@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 from anthropic.types import Message
 from prompt_toolkit import PromptSession
@@ -40,7 +40,7 @@ from harness.events import (
     TurnEnded,
 )
 from harness.loop import BaseAgent, ModelRequest, Plugin
-from harness.tools.permissions import Approval, ApprovalRequest
+from harness.tools.permissions import Approval, ApprovalRequest, Approver
 
 WAITING = {
     "turn": "thinking…",
@@ -137,7 +137,7 @@ class Reader:
         return line.rstrip("\n")
 
 
-def terminal_approver(reader: Reader, console: Console, activity: Activity) -> Any:
+def terminal_approver(reader: Reader, console: Console, activity: Activity) -> Approver:
     """Chapter 02's approver, asking at the terminal: ``y`` runs the call, anything else
     refuses it (and the words after ``n`` go to the model as the reason)."""
 
@@ -154,7 +154,9 @@ def terminal_approver(reader: Reader, console: Console, activity: Activity) -> A
             answer = ""
         head, _, note = answer.partition(" ")
         if head.lower() in ("y", "yes"):
+            activity.show(f"running {request.tool}…")
             return Approval(True, "approved at the terminal")
+        activity.show("working…")
         return Approval(False, f"refused at the terminal{': ' + note if note.strip() else ''}")
 
     return approve
