@@ -108,6 +108,8 @@ CHAPTER: dict[str, int] = {
     "harness.cli.terminal": 11,
     "harness.cli.commands": 11,
     "harness.__main__": 11,
+    "harness.notebook.capstone": 11,
+    "harness.exercises.ch11": 11,
 }
 
 
