@@ -1,0 +1,65 @@
+"""Every chapter in JupyterLab in headless Chromium: Run All, no errors, live widgets.
+
+Run it with ``uv run --group browser pytest -m browser -n 0 tests/browser`` (minutes; not in
+the normal suite). One test per chapter notebook, so a new chapter is picked up; they share
+one JupyterLab server and one browser. The checks themselves are in ``check_chapters.py``,
+which also runs as a script.
+
+pytest-playwright provides the browser: its ``browser_type_launch_args`` fixture is
+overridden to drive the machine's own Chromium (no browser download) with the flags it needs
+here, and each chapter gets a fresh page from its ``page`` fixture.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import check_chapters as cc
+import pytest
+
+_HAVE_PLAYWRIGHT = all(
+    importlib.util.find_spec(name) is not None for name in ("playwright", "pytest_playwright")
+)
+
+pytestmark = [pytest.mark.browser]
+if not _HAVE_PLAYWRIGHT:
+    # Without the plugin its fixtures (``page``) do not exist: skip before pytest asks for them.
+    pytestmark.append(pytest.mark.skip(reason=cc.PLAYWRIGHT_MISSING))
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    found = cc.find_chromium()
+    if found is None:
+        pytest.skip(cc.CHROMIUM_MISSING)
+    return found
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(
+    browser_type_launch_args: dict[str, Any], chromium: str
+) -> dict[str, Any]:
+    return {**browser_type_launch_args, **cc.launch_options(chromium)}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
+    return {**browser_context_args, "viewport": cc.VIEWPORT}
+
+
+@pytest.fixture(scope="session")
+def lab(chromium: str) -> Iterator[cc.LabServer]:
+    with cc.jupyter_lab() as server:
+        yield server
+
+
+@pytest.mark.parametrize("notebook", cc.chapter_notebooks(), ids=lambda p: p.stem)
+def test_chapter_runs_all_cells_without_errors_and_its_widgets_are_live(
+    lab: cc.LabServer, page: Any, notebook: Path
+) -> None:
+    result = cc.check_chapter(page, lab, notebook, cc.DEFAULT_OUT)
+    print(result.report())
+    assert result.ok, result.report()
