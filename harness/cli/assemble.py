@@ -20,6 +20,7 @@ in ``<session-id>/session-memory/MEMORY.md``, as its subagents' sidechains do.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,7 +147,9 @@ def model_for(options: Options, clock: Clock) -> Model:
     """Live with a key (the SDK reads ``ANTHROPIC_BASE_URL`` too), else the demo model."""
     if options.live:
         return AnthropicModel()
-    return demo_model(clock=clock, context_window=options.context_window)
+    # Ids unique to this process: a resumed session already holds the last one's.
+    prefix = f"demo{secrets.token_hex(4)}"
+    return demo_model(clock=clock, context_window=options.context_window, id_prefix=prefix)
 
 
 def assemble(

@@ -161,9 +161,13 @@ def _flaky(model: ScriptedModel) -> Callable[[Request], BaseException | None]:
     return fault
 
 
-def demo_model(*, clock: Clock | None = None, context_window: int = 200_000) -> ScriptedModel:
-    """The command line's offline model (see the module's docstring)."""
-    model = ScriptedModel(clock=clock, context_window=context_window, id_prefix="demo")
+def demo_model(
+    *, clock: Clock | None = None, context_window: int = 200_000, id_prefix: str = "demo"
+) -> ScriptedModel:
+    """The command line's offline model (see the module's docstring). Its message and tool
+    call ids are ``msg_<id_prefix>0001``, ... : a session resumed in a new process needs a
+    new prefix, or its first call's id repeats one the conversation already holds (a 400)."""
+    model = ScriptedModel(clock=clock, context_window=context_window, id_prefix=id_prefix)
     model.faults = _flaky(model)
     model.answer_when(is_compaction_request, scripted_summary)
     model.answer_when(is_extraction_request, scripted_extraction)

@@ -122,7 +122,8 @@ def context_parts(agent: BaseAgent, budget: ContextBudget | None = None) -> list
     parts.append(Part("free before auto-compact", free))
     parts.append(
         Part(
-            "kept free (buffer and reply)", budget.window - max(used, budget.auto_compact_threshold)
+            "kept free (buffer and reply)",
+            max(0, budget.window - max(used, budget.auto_compact_threshold)),
         )
     )
     return parts
