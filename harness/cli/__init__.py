@@ -20,6 +20,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.text import Text
 
+from harness import messages as m
 from harness.cli.assemble import MODES, Harness, Options, assemble, sessions_for
 from harness.cli.commands import COMMANDS, Shell, dispatch
 from harness.cli.report import Ending, Exit, ending, event_record, json_line, result_record
@@ -277,16 +278,8 @@ def describe(sessions: Sessions, session_id: str) -> str:
         session = load(path)
     except (OSError, ValueError) as error:
         return f"{session_id[:8]}  {when}  (unreadable: {error})"
-    first = next(
-        (
-            " ".join(str(b.get("text", "")) for b in msg["content"] if isinstance(b, dict)).strip()
-            if isinstance(msg["content"], list)
-            else str(msg["content"])
-            for msg in session.messages
-            if msg["role"] == "user"
-        ),
-        "",
-    )
+    said = (m.text_of(msg) for msg in session.messages if msg["role"] == "user")
+    first = next((text for text in said if text.strip()), "")
     first = " ".join(first.split())
     first = first if len(first) <= 50 else first[:49] + "…"
     return f"{session_id[:8]}  {when}  {len(session.messages):>3} messages  {first}"
