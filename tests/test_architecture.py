@@ -1,8 +1,9 @@
 """The package reads in chapter order: no module imports one from a later chapter, no cycles.
 
-Every module of ``harness`` is in :data:`CHAPTER`, the chapter that builds it. A new module
-must be added here (the first test fails until it is), and its imports are read with ``ast``,
-so an import inside a function or under ``TYPE_CHECKING`` counts as much as one at the top.
+Every module of ``harness`` is in ``harness.course.CHAPTER``, the chapter that builds it. A
+new module must be added there (the first test fails until it is), and its imports are read
+with ``ast``, so an import inside a function or under ``TYPE_CHECKING`` counts as much as
+one at the top.
 """
 
 from __future__ import annotations
@@ -12,105 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.course import CHAPTER
+
 PACKAGE = Path(__file__).resolve().parent.parent / "harness"
 
 # The package's front door re-exports from every chapter; no module may import it.
 FRONT_DOOR = "harness"
-
-CHAPTER: dict[str, int] = {
-    # 00: the model boundary, and what it needs.
-    "harness.clock": 0,
-    "harness.messages": 0,
-    "harness.tokens": 0,
-    "harness.pricing": 0,
-    "harness.model": 0,
-    "harness.model.base": 0,
-    "harness.model.live": 0,
-    "harness.model.faults": 0,
-    # The cache simulator is taught in chapter 03, but it is part of the scripted model:
-    # from the first request, the model answers cache fields the way the API does.
-    "harness.model.cache": 0,
-    "harness.model.scripted": 0,
-    "harness.model.default": 0,
-    "harness.notebook.views": 0,
-    # The exercise checks: one module per chapter, each at its chapter.
-    "harness.exercises": 0,
-    "harness.exercises.ch00": 0,
-    "harness.exercises.ch01": 1,
-    "harness.exercises.ch02": 2,
-    "harness.exercises.ch03": 3,
-    "harness.exercises.ch04": 4,
-    "harness.exercises.ch05": 5,
-    "harness.exercises.ch06": 6,
-    # 01: the loop.
-    "harness.events": 1,
-    "harness.loop": 1,
-    # 02: tools, and the agent that builds their runner.
-    "harness.tools": 2,
-    "harness.tools.workspace": 2,
-    "harness.tools.base": 2,
-    "harness.tools.shell": 2,
-    "harness.tools.sandbox": 2,
-    "harness.tools.builtins": 2,
-    "harness.tools.permissions": 2,
-    "harness.tools.hooks": 2,
-    "harness.tools.storage": 2,
-    "harness.tools.dispatch": 2,
-    "harness.agent": 2,
-    "harness.notebook.approvals": 2,
-    # 03: the system prompt and the prompt cache.
-    "harness.prompt": 3,
-    "harness.notebook.cache": 3,
-    "harness.notebook": 3,
-    # 04: the context budget and microcompact.
-    "harness.compaction": 4,
-    "harness.compaction.events": 4,
-    "harness.compaction.context": 4,
-    "harness.compaction.microcompact": 4,
-    "harness.notebook.sessions": 4,
-    # 05: full compaction and auto-compact.
-    "harness.compaction.pinned": 5,
-    "harness.compaction.reinject": 5,
-    "harness.compaction.summary": 5,
-    "harness.compaction.auto": 5,
-    "harness.model.scripted_summary": 5,
-    # 06: error recovery.
-    "harness.recovery": 6,
-    "harness.notebook.recovery": 6,
-    # 07: session memory, its fork, and tier 2.
-    "harness.fork": 7,
-    "harness.memory": 7,
-    "harness.compaction.session_memory": 7,
-    "harness.model.scripted_memory": 7,
-    "harness.notebook.memory": 7,
-    "harness.exercises.ch07": 7,
-    "harness.transcript": 8,
-    "harness.resume": 8,
-    "harness.notebook.transcripts": 8,
-    "harness.exercises.ch08": 8,
-    "harness.approvals": 9,
-    "harness.notebook.inbox": 9,
-    "harness.exercises.ch09": 9,
-    # 10: subagents and forks.
-    "harness.subagents": 10,
-    "harness.subagents.capsule": 10,
-    "harness.subagents.children": 10,
-    "harness.subagents.tool": 10,
-    "harness.subagents.proof": 10,
-    "harness.subagents.past": 10,
-    "harness.notebook.subagents": 10,
-    "harness.exercises.ch10": 10,
-    # chapter 11: the command line
-    "harness.cli": 11,
-    "harness.cli.demo": 11,
-    "harness.cli.assemble": 11,
-    "harness.cli.report": 11,
-    "harness.cli.terminal": 11,
-    "harness.cli.commands": 11,
-    "harness.__main__": 11,
-    "harness.notebook.capstone": 11,
-    "harness.exercises.ch11": 11,
-}
 
 
 def module_name(path: Path) -> str:

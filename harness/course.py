@@ -1,0 +1,200 @@
+"""The course's map of the package: which chapter builds each module, and what each adds.
+
+:data:`CHAPTER` is the one list of every module with the chapter that builds it. The
+architecture test reads it (no module may import one from a later chapter), and so does the
+course's website, which shows on each chapter's page what that chapter adds to the package:
+:func:`chapter_modules`, and for each module :func:`facts` (its size, its summary line, the
+loop points its plugins use and the tools it defines), read from the code itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.loop import Plugin
+from harness.tools.base import Tool
+
+CHAPTER: dict[str, int] = {
+    # 00: the model boundary, and what it needs.
+    "harness.clock": 0,
+    "harness.messages": 0,
+    "harness.tokens": 0,
+    "harness.pricing": 0,
+    "harness.model": 0,
+    "harness.model.base": 0,
+    "harness.model.live": 0,
+    "harness.model.faults": 0,
+    # The cache simulator is taught in chapter 03, but it is part of the scripted model:
+    # from the first request, the model answers cache fields the way the API does.
+    "harness.model.cache": 0,
+    "harness.model.scripted": 0,
+    "harness.model.default": 0,
+    "harness.notebook.views": 0,
+    # The exercise checks: one module per chapter, each at its chapter.
+    "harness.exercises": 0,
+    "harness.exercises.ch00": 0,
+    "harness.exercises.ch01": 1,
+    "harness.exercises.ch02": 2,
+    "harness.exercises.ch03": 3,
+    "harness.exercises.ch04": 4,
+    "harness.exercises.ch05": 5,
+    "harness.exercises.ch06": 6,
+    # 01: the loop.
+    "harness.events": 1,
+    "harness.loop": 1,
+    # 02: tools, and the agent that builds their runner.
+    "harness.tools": 2,
+    "harness.tools.workspace": 2,
+    "harness.tools.base": 2,
+    "harness.tools.shell": 2,
+    "harness.tools.sandbox": 2,
+    "harness.tools.builtins": 2,
+    "harness.tools.permissions": 2,
+    "harness.tools.hooks": 2,
+    "harness.tools.storage": 2,
+    "harness.tools.dispatch": 2,
+    "harness.agent": 2,
+    "harness.notebook.approvals": 2,
+    # 03: the system prompt and the prompt cache.
+    "harness.prompt": 3,
+    "harness.notebook.cache": 3,
+    "harness.notebook": 3,
+    # 04: the context budget and microcompact.
+    "harness.compaction": 4,
+    "harness.compaction.events": 4,
+    "harness.compaction.context": 4,
+    "harness.compaction.microcompact": 4,
+    "harness.notebook.sessions": 4,
+    # 05: full compaction and auto-compact.
+    "harness.compaction.pinned": 5,
+    "harness.compaction.reinject": 5,
+    "harness.compaction.summary": 5,
+    "harness.compaction.auto": 5,
+    "harness.model.scripted_summary": 5,
+    # 06: error recovery.
+    "harness.recovery": 6,
+    "harness.notebook.recovery": 6,
+    # 07: session memory, its fork, and tier 2.
+    "harness.fork": 7,
+    "harness.memory": 7,
+    "harness.compaction.session_memory": 7,
+    "harness.model.scripted_memory": 7,
+    "harness.notebook.memory": 7,
+    "harness.exercises.ch07": 7,
+    "harness.transcript": 8,
+    "harness.resume": 8,
+    "harness.notebook.transcripts": 8,
+    "harness.exercises.ch08": 8,
+    "harness.approvals": 9,
+    "harness.notebook.inbox": 9,
+    "harness.exercises.ch09": 9,
+    # 10: subagents and forks.
+    "harness.subagents": 10,
+    "harness.subagents.capsule": 10,
+    "harness.subagents.children": 10,
+    "harness.subagents.tool": 10,
+    "harness.subagents.proof": 10,
+    "harness.subagents.past": 10,
+    "harness.notebook.subagents": 10,
+    "harness.exercises.ch10": 10,
+    # chapter 11: the command line
+    "harness.cli": 11,
+    "harness.cli.demo": 11,
+    "harness.cli.assemble": 11,
+    "harness.cli.report": 11,
+    "harness.cli.terminal": 11,
+    "harness.cli.commands": 11,
+    "harness.__main__": 11,
+    "harness.notebook.capstone": 11,
+    "harness.exercises.ch11": 11,
+    "harness.course": 11,
+}
+
+
+# Where a plugin can plug in: the methods of the loop's Plugin, in the order a turn meets them.
+POINTS: tuple[str, ...] = (
+    "before_request",
+    "call_model",
+    "after_reply",
+    "after_tools",
+    "on_rewrite",
+    "on_stop",
+)
+
+
+def chapter_modules(chapter: int) -> list[str]:
+    """The modules a chapter builds, sorted by name."""
+    return sorted(name for name, number in CHAPTER.items() if number == chapter)
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """What one module adds, read from its code."""
+
+    name: str
+    chapter: int
+    path: str
+    """The file, relative to the project: ``harness/loop.py``."""
+    lines: int
+    """Lines of code: not blank, not a comment (docstrings count: they are the reference)."""
+    summary: str
+    """The first sentence of the module's docstring."""
+    plugins: dict[str, list[str]] = field(default_factory=dict)
+    """Each plugin class the module defines, and the loop points it overrides."""
+    tools: list[str] = field(default_factory=list)
+    """The names of the tools the module defines at its top level."""
+
+
+def source_path(name: str) -> Path:
+    """The file of a module of the package (``harness.tools`` is ``harness/tools/__init__.py``)."""
+    root = Path(__file__).resolve().parent.parent
+    base = root.joinpath(*name.split("."))
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+
+
+def code_lines(text: str) -> int:
+    """Lines that are neither blank nor only a comment."""
+    return sum(1 for line in text.splitlines() if line.strip() and not line.strip().startswith("#"))
+
+
+def first_sentence(doc: str | None) -> str:
+    """The docstring's first paragraph, cut after its first sentence."""
+    paragraph = " ".join((doc or "").strip().split("\n\n")[0].split())
+    end = paragraph.find(". ")
+    return paragraph if end < 0 else paragraph[: end + 1]
+
+
+def plug_points(cls: type[Plugin]) -> list[str]:
+    """The loop points a plugin class overrides (its own or inherited from a base below
+    :class:`~harness.loop.Plugin`), in the order a turn meets them."""
+    return [point for point in POINTS if getattr(cls, point) is not getattr(Plugin, point)]
+
+
+def facts(name: str) -> ModuleFacts:
+    """What module ``name`` adds. It imports the module (the package's imports have no side
+    effects) and reads its source file."""
+    module = importlib.import_module(name)
+    path = source_path(name)
+    plugins = {
+        cls.__name__: plug_points(cls)
+        for _, cls in inspect.getmembers(module, inspect.isclass)
+        if issubclass(cls, Plugin) and cls is not Plugin and cls.__module__ == name
+    }
+    tools = sorted(
+        value.name
+        for attribute, value in vars(module).items()
+        if isinstance(value, Tool) and not attribute.startswith("_")
+    )
+    root = Path(__file__).resolve().parent.parent
+    return ModuleFacts(
+        name=name,
+        chapter=CHAPTER[name],
+        path=path.relative_to(root).as_posix(),
+        lines=code_lines(path.read_text(encoding="utf-8")),
+        summary=first_sentence(module.__doc__),
+        plugins=plugins,
+        tools=tools,
+    )
