@@ -186,7 +186,9 @@ def facts(name: str) -> ModuleFacts:
     tools = sorted(
         value.name
         for attribute, value in vars(module).items()
-        if isinstance(value, Tool) and not attribute.startswith("_")
+        if isinstance(value, Tool)
+        and not attribute.startswith("_")
+        and getattr(value.function, "__module__", name) == name  # defined here, not imported
     )
     root = Path(__file__).resolve().parent.parent
     return ModuleFacts(

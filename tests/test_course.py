@@ -1,0 +1,49 @@
+"""``harness.course``: what each module adds, read from the code."""
+
+from __future__ import annotations
+
+from harness.course import CHAPTER, POINTS, chapter_modules, code_lines, facts, first_sentence
+from harness.loop import Plugin
+
+
+def test_chapter_modules_are_the_ones_the_map_gives_that_chapter() -> None:
+    assert chapter_modules(1) == ["harness.events", "harness.exercises.ch01", "harness.loop"]
+    assert sum(len(chapter_modules(n)) for n in range(12)) == len(CHAPTER)
+
+
+def test_the_points_are_the_plugin_methods_of_the_loop() -> None:
+    methods = {name for name in vars(Plugin) if not name.startswith("_")}
+    assert set(POINTS) == methods
+
+
+def test_a_plugin_lists_the_points_it_overrides_in_the_order_a_turn_meets_them() -> None:
+    assert facts("harness.recovery").plugins == {
+        "Recovery": ["call_model", "after_reply", "on_stop"]
+    }
+    assert facts("harness.transcript").plugins["Transcript"] == [
+        "before_request",
+        "after_reply",
+        "after_tools",
+        "on_rewrite",
+    ]
+
+
+def test_a_module_lists_only_the_tools_it_defines_not_the_ones_it_imports() -> None:
+    builtins = ["edit_file", "glob", "grep", "read_file", "write_file"]  # bash is shell's
+    assert facts("harness.tools.builtins").tools == builtins
+    assert facts("harness.tools.shell").tools == ["bash"]
+    assert facts("harness.compaction.reinject").tools == []
+
+
+def test_code_lines_leave_out_blank_lines_and_comments() -> None:
+    assert code_lines('"""Doc."""\n\n# a comment\nx = 1  # counted\n    \n') == 2
+
+
+def test_the_summary_is_the_first_sentence_of_the_module_docstring() -> None:
+    assert (
+        first_sentence("Tier 1: microcompact. Old results go.\n\nMore.") == "Tier 1: microcompact."
+    )
+    assert first_sentence(None) == ""
+    assert facts("harness.loop").summary.startswith("The agent loop:")
+    assert facts("harness.loop").path == "harness/loop.py"
+    assert facts("harness.tools").path == "harness/tools/__init__.py"
