@@ -68,7 +68,7 @@ def from_reply(reply: APIMessage) -> MessageDict:
     "tool_use"``): a reply cut off by ``max_tokens`` may end in an incomplete call that
     must not run and would otherwise sit unanswered. A reply left empty becomes
     ``"(no content)"``, as in Claude Code. A text block with only whitespace (the model
-    sometimes sends ``"\n\n"`` before a call) is dropped: the API refuses it when sent back.
+    sometimes sends ``"\\n\\n"`` before a call) is dropped: the API refuses it when sent back.
     """
     message = assistant(reply)
     kept = [

@@ -18,7 +18,7 @@ itself does not change). For each way a call can go wrong it does what Claude Co
   fix.
 * **Prompt too long**: compact the conversation once (chapter 05's full compaction) and send
   it again; a second prompt-too-long in the same turn ends the run.
-* **A reply cut at ``max_tokens``**: the reply is thrown away (billed, never appended) and the
+* **A reply cut at max_tokens**: the reply is thrown away (billed, never appended) and the
   same request is sent once more with 64K of room. If that is cut too, it is kept and the
   model is asked to continue, at most 3 times, stopping early when continuations stop adding
   anything (3 in a row under 500 tokens each). A tool call cut in the middle never runs: the
