@@ -346,6 +346,14 @@ _JS_WIDGETS = f"""() => {{
 
 _JS_WIDGETS_SETTLED = f"() => ({_JS_WIDGETS})().loading === 0"
 
+# The positions (in the notebook) of the cells whose output holds a live widget.
+_JS_WIDGET_CELLS = f"""() => {{
+  const panel = document.querySelector('{_PANEL}');
+  return [...panel.querySelectorAll('.jp-Notebook .jp-Cell')]
+    .map((cell, i) => cell.querySelector('.jp-OutputArea-output .jupyter-widgets') ? i : -1)
+    .filter(i => i >= 0);
+}}"""
+
 _JS_SAVED = """() => !document.querySelector('.lm-TabBar-tab.jp-mod-current.jp-mod-dirty')"""
 
 _JS_CONTENT_HEIGHT = f"""() => {{
@@ -399,7 +407,7 @@ def check_chapter(page: Page, server: LabServer, notebook: Path, out_dir: Path) 
         widgets_expected=stored_widget_views(committed),
     )
     try:
-        _run_all(page, server, served, result, total_cells=len(committed["cells"]))
+        _run_all(page, server, served, result, len(committed["cells"]), out_dir)
     except Exception as exc:  # a timeout, a page that broke: a finding, with a screenshot
         result.problems.append(f"{type(exc).__name__}: {str(exc).splitlines()[0]}")
     finally:
@@ -409,7 +417,12 @@ def check_chapter(page: Page, server: LabServer, notebook: Path, out_dir: Path) 
 
 
 def _run_all(
-    page: Page, server: LabServer, served: Path, result: ChapterResult, total_cells: int
+    page: Page,
+    server: LabServer,
+    served: Path,
+    result: ChapterResult,
+    total_cells: int,
+    out_dir: Path,
 ) -> None:
     page.goto(server.notebook_url(served.name), timeout=NOTEBOOK_OPEN * 1000)
     page.wait_for_function(_JS_READY, arg=total_cells, timeout=NOTEBOOK_OPEN * 1000)
@@ -430,6 +443,7 @@ def _run_all(
         result.problems.append(f"{widgets['loading']} widgets still say 'Loading widget...'")
     for text in widgets["broken"]:
         result.problems.append(f"widget not displayed: {text}")
+    _widget_screenshots(page, served, result.name, out_dir / "widgets")
     if result.widgets_live < result.widgets_expected:
         result.problems.append(
             f"{result.widgets_live} live widgets, the notebook stores "
@@ -455,6 +469,20 @@ def _run_all(
             f"{result.cells - result.ran} code cells did not run (Run All stops at an error)"
         )
     result.problems.extend(error_outputs(saved))
+
+
+def _widget_screenshots(page: Page, served: Path, stem: str, out_dir: Path) -> None:
+    """One picture of each live widget's output, named ``<chapter>-<cell id>.png``: the
+    course's website shows these where a static page cannot run the widget (copy them to
+    ``images/widgets/``; docs/README.md says when)."""
+    ids = [cell.get("id", "") for cell in json.loads(served.read_text(encoding="utf-8"))["cells"]]
+    for index in page.evaluate(_JS_WIDGET_CELLS):
+        output = page.locator(f"{_PANEL} .jp-Notebook .jp-Cell").nth(index)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(Exception):  # a picture is a courtesy, never a finding
+            output.locator(".jp-Cell-outputArea").screenshot(
+                path=str(out_dir / f"{stem}-{ids[index]}.png"), timeout=10_000
+            )
 
 
 def _close_left_sidebar(page: Page) -> None:

@@ -1,0 +1,492 @@
+"""Build the course's website from the committed notebooks: one command, static files out.
+
+    uv run --group site python docs/build.py                   # English, into build/site/
+    uv run --group site python docs/build.py --language zh_CN  # into build/site/zh_CN/
+    uv run --group site python docs/build.py --gettext       # the texts to translate (.pot)
+
+It never runs a notebook: every page shows the outputs stored in ``chapters/*.ipynb``, so the
+build needs no key, no kernel and no network. It works in two steps:
+
+1. **Prepare** a source tree under ``build/site-src/``: each chapter notebook, copied and
+   adjusted for a static page (the code ``show(...)`` prints becomes a code block, a widget's
+   output becomes its stored state and a note, an "About this chapter" box goes under the
+   title); ``images/``; a generated home page (the README's introduction and chapter table,
+   and what each chapter adds, read from the code); and one reference page per module of
+   ``harness``, from its docstrings. ``chapters/solutions/`` is not copied: the pages show
+   the exercises and their hints, never the answers.
+2. **Build** it with Sphinx (``myst-nb`` reads notebooks, ``sphinx-book-theme`` lays them out,
+   Sphinx's own search index works from static files) into ``build/site/``.
+
+Why Sphinx and myst-nb: they install from PyPI, build offline, render a notebook's stored
+outputs as they are (plots, HTML tables, text), and Sphinx has gettext-based translation
+built in, so a second language is a set of ``.po`` files, not a second copy of the course.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+SOURCE = ROOT / "build" / "site-src"
+OUTPUT = ROOT / "build" / "site"
+CHAPTERS = ROOT / "chapters"
+IMAGES = ROOT / "images"
+WIDGET_SHOTS = IMAGES / "widgets"
+
+# The repository the "run this chapter" links open on Binder. GitHub Actions sets
+# GITHUB_REPOSITORY; otherwise the README's one Binder line names it (OWNER/REPO until a
+# host fills it in, as "Hosting a workshop" says).
+BINDER_LINE = re.compile(r"^\[binder\]: https://mybinder\.org/v2/gh/([^/\s]+/[^/\s]+)/", re.M)
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+NBVAL_MARKERS = ("# NBVAL_SKIP", "# NBVAL_IGNORE_OUTPUT", "# NBVAL_CHECK_OUTPUT")
+
+
+# --- what the course is made of -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter notebook, as the site names it."""
+
+    path: Path
+    number: str
+    """``"00"`` to ``"11"``: the first two characters of the file name."""
+    title: str
+    """The first heading, without its ``NN ·`` prefix."""
+    minutes: int
+    """Reading time, as the chapter's first cell states it (a test measures it)."""
+
+    @property
+    def page(self) -> str:
+        """The page's name in the site: ``chapters/00_start_here``."""
+        return f"chapters/{self.path.stem}"
+
+
+def source_text(cell: dict[str, Any]) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def read_notebook(path: Path) -> dict[str, Any]:
+    notebook: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return notebook
+
+
+def chapters() -> list[Chapter]:
+    """Every chapter notebook, in order."""
+    found = []
+    for path in sorted(CHAPTERS.glob("[0-9][0-9]_*.ipynb")):
+        first = source_text(read_notebook(path)["cells"][0])
+        heading = re.search(r"^# (.+)$", first, re.M)
+        minutes = re.search(r"reads in about (\d+) minutes", first)
+        if heading is None or minutes is None:
+            raise SystemExit(f"{path.name}: the first cell needs a '# ' title and a reading time")
+        title = re.sub(r"^\d\d\s*·\s*", "", heading.group(1)).strip()
+        found.append(Chapter(path, path.name[:2], title, int(minutes.group(1))))
+    return found
+
+
+def repository() -> str:
+    """``owner/name`` on GitHub, for the Binder links."""
+    import os
+
+    named = os.environ.get("GITHUB_REPOSITORY", "").strip()
+    if named:
+        return named
+    found = BINDER_LINE.search((ROOT / "README.md").read_text(encoding="utf-8"))
+    return found.group(1) if found else "OWNER/REPO"
+
+
+def binder_url(notebook: str) -> str:
+    """A Binder link that opens ``notebook`` (a path from the repository's root) in JupyterLab."""
+    return f"https://mybinder.org/v2/gh/{repository()}/HEAD?urlpath=lab/tree/{notebook}"
+
+
+# --- what each chapter adds, from the code ------------------------------------------------
+
+
+def reference_modules() -> list[str]:
+    """The modules that get a reference page: all of ``harness`` but the exercise checks
+    (a check's hints are in its chapter; its code would give the answers away)."""
+    from harness.course import CHAPTER
+
+    return sorted(name for name in CHAPTER if not name.startswith("harness.exercises"))
+
+
+def adds_table(number: int) -> str:
+    """A Markdown table of what chapter ``number`` adds to the package, read from the code."""
+    from harness.course import chapter_modules, facts
+
+    rows = []
+    total = 0
+    for name in chapter_modules(number):
+        if name.startswith("harness.exercises"):
+            continue
+        found = facts(name)
+        total += found.lines
+        plugs = "; ".join(
+            f"`{cls}`: {', '.join(f'`{p}`' for p in points) or 'none of its own'}"
+            for cls, points in found.plugins.items()
+        )
+        if name == "harness.loop":
+            from harness.course import POINTS
+
+            plugs = "defines them: " + ", ".join(f"`{p}`" for p in POINTS)
+        if found.tools:
+            tools = ", ".join(f"`{t}`" for t in found.tools)
+            plugs = f"{plugs}; " if plugs else ""
+            plugs += f"tools the model calls: {tools}"
+        summary = found.summary.replace("|", "\\|").replace("``", "`")
+        rows.append(f"| {{py:mod}}`{name}` | {found.lines} | {plugs or '–'} | {summary} |")
+    head = [
+        "| module | lines of code | plugs into the loop at | what it is |",
+        "|---|---:|---|---|",
+    ]
+    foot = f"\n\n{len(rows)} modules, {total:,} lines of code (blanks and comments not counted)."
+    return "\n".join(head + rows) + foot
+
+
+# --- step 1: the source tree --------------------------------------------------------------
+
+
+def about_cell(chapter: Chapter) -> dict[str, Any]:
+    """The box under a chapter's title: reading time, where to run it, what it adds."""
+    notebook = f"chapters/{chapter.path.name}"
+    text = f"""\
+:::{{admonition}} About this chapter
+:class: tip
+
+**Reading time**: about {chapter.minutes} minutes.
+**Run this chapter**: [on Binder]({binder_url(notebook)}) (in your browser, nothing to install),
+or on your machine with `uv run jupyter lab {notebook}` (see the [set-up](../index.md#set-up)).
+This page shows the outputs stored in the notebook; run it to change the code and see what
+breaks.
+
+**What this chapter adds to `harness`**, read from the code (each plugin lists the loop points
+it overrides; see chapter 01 for what they are):
+
+{adds_table(int(chapter.number))}
+:::
+"""
+    cell_id = f"about-{chapter.number}"
+    return {"cell_type": "markdown", "id": cell_id, "metadata": {}, "source": text}
+
+
+def is_shown_code(output: dict[str, Any]) -> bool:
+    """An output of ``harness.notebook.show``: IPython's ``Code`` (HTML with its own CSS)."""
+    data = output.get("data", {})
+    html = "".join(data.get("text/html", ""))
+    return "text/latex" in data and '<div class="highlight' in html
+
+
+def code_block(source: str, language: str = "python") -> str:
+    fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", source)), default=0))
+    return f"{fence}{language}\n{source.rstrip()}\n{fence}\n"
+
+
+def static_outputs(cell: dict[str, Any], chapter: Chapter) -> list[dict[str, Any]]:
+    """A code cell's stored outputs, adjusted for a page that runs nothing."""
+    outputs = []
+    for output in cell.get("outputs", []):
+        output = copy.deepcopy(output)
+        data = output.get("data", {})
+        if is_shown_code(output):
+            # The theme highlights code blocks itself (and gives them a copy button); the
+            # output's own HTML would bring a second stylesheet with it.
+            text = "".join(data["text/plain"])
+            output["data"] = {"text/markdown": code_block(text)}
+        elif WIDGET_MIME in data:
+            text = "".join(data.get("text/plain", ""))
+            output["data"] = {"text/markdown": widget_note(cell, chapter, text)}
+        outputs.append(output)
+    if not outputs and source_text(cell).lstrip().startswith("# NBVAL_SKIP"):
+        outputs.append(
+            {
+                "output_type": "display_data",
+                "metadata": {},
+                "data": {"text/markdown": widget_note(cell, chapter, "")},
+            }
+        )
+    return outputs
+
+
+def widget_note(cell: dict[str, Any], chapter: Chapter, state: str) -> str:
+    """What a static page shows for a cell that needs a running kernel."""
+    shot = WIDGET_SHOTS / f"{chapter.path.stem}-{cell.get('id', '')}.png"
+    parts = [":::{note}"]
+    if state:
+        parts.append("In Jupyter this is a live widget. Its state when the notebook was run:\n")
+        parts.append(code_block(state, "text"))
+    else:
+        parts.append(
+            "In Jupyter this cell works with a live widget (or waits for one), so no output "
+            "is stored for it."
+        )
+    if shot.exists():
+        parts.append(
+            "\nHow it looks in JupyterLab (a screenshot from the browser test, after Run All):\n"
+        )
+        parts.append(f"![The widget in JupyterLab](../images/widgets/{shot.name})\n")
+    link = binder_url(f"chapters/{chapter.path.name}")
+    parts.append(f"\nA static page cannot run it: [run this chapter]({link}) to use it.")
+    parts.append(":::")
+    return "\n".join(parts)
+
+
+def site_notebook(chapter: Chapter) -> dict[str, Any]:
+    """A chapter notebook as its page shows it."""
+    notebook = copy.deepcopy(read_notebook(chapter.path))
+    cells = []
+    for index, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] == "code":
+            cell["outputs"] = static_outputs(cell, chapter)  # reads the NBVAL markers
+            lines = source_text(cell).splitlines()
+            cell["source"] = "\n".join(line for line in lines if line.strip() not in NBVAL_MARKERS)
+            jupyter = cell.get("metadata", {}).get("jupyter", {})
+            tags = list(cell.get("metadata", {}).get("tags", []))
+            if jupyter.get("source_hidden"):
+                tags.append("hide-input")
+            if jupyter.get("outputs_hidden"):
+                tags.append("hide-output")
+            cell.setdefault("metadata", {})["tags"] = tags
+        cells.append(cell)
+        if index == 0:
+            cells.append(about_cell(chapter))
+    notebook["cells"] = cells
+    return notebook
+
+
+def chapter_summary(number: int) -> tuple[int, int, list[str]]:
+    """Modules, lines of code and the loop points used, for chapter ``number`` (exercise
+    checks left out)."""
+    from harness.course import POINTS, chapter_modules, facts
+
+    names = [n for n in chapter_modules(number) if not n.startswith("harness.exercises")]
+    found = [facts(n) for n in names]
+    used = {p for f in found for points in f.plugins.values() for p in points}
+    if "harness.loop" in names:
+        used = set(POINTS)
+    return len(found), sum(f.lines for f in found), [p for p in POINTS if p in used]
+
+
+def home_page(found: list[Chapter]) -> str:
+    readme = "README.md"  # a copy beside index.md (conf.py keeps it from being a page)
+    toc = "\n".join(chapter.page for chapter in found)
+    rows = []
+    for c in found:
+        modules, lines, points = chapter_summary(int(c.number))
+        plugs = ", ".join(f"`{p}`" for p in points) or "–"
+        rows.append(
+            f"| {c.number} | [{c.title}]({c.page}.ipynb) | {c.minutes} min "
+            f"| {modules} | {lines:,} | {plugs} |"
+        )
+    total = sum(c.minutes for c in found)
+    table = "\n".join(rows)
+    return f"""\
+# Build an agent harness
+
+```{{include}} {readme}
+:start-after: <!-- site: intro -->
+:end-before: <!-- site: end intro -->
+```
+
+## Chapters
+
+Each chapter is one notebook: read it here, or run it (each chapter's page has a Binder link
+and says how to run it on your machine). Reading times are the chapters' own, measured; all
+together about {total // 60} h {total % 60:02d} min. The last three columns are read from the
+code of `harness` when this site was built: the modules the chapter adds (exercise checks
+left out), their lines of code, and the loop points its plugins use (chapter 01 defines
+them). Each chapter's page lists its modules one by one.
+
+| # | chapter | reading time | modules | lines of code | plugs into the loop at |
+|---|---|---|---:|---:|---|
+{table}
+
+The whole package, module by module, with its docstrings: [the reference](reference/index.md).
+
+```{{include}} {readme}
+:start-after: <!-- site: setup -->
+:end-before: <!-- site: end setup -->
+```
+
+```{{toctree}}
+:caption: Chapters
+:hidden:
+
+{toc}
+```
+
+```{{toctree}}
+:caption: Reference
+:hidden:
+
+reference/index
+```
+"""
+
+
+def reference_index() -> str:
+    from harness.course import CHAPTER
+
+    by_chapter: dict[int, list[str]] = {}
+    for name in reference_modules():
+        by_chapter.setdefault(CHAPTER[name], []).append(name)
+    parts = [
+        "# The package, module by module\n",
+        "Every module of `harness`, in the order the chapters build it, with its docstrings: "
+        "the code the chapters show, as a reference to read and copy from. (The exercise checks"
+        " are left out: their hints are in the chapters.)\n",
+    ]
+    toc = []
+    for number in sorted(by_chapter):
+        parts.append(f"## Chapter {number:02d}\n")
+        for name in by_chapter[number]:
+            parts.append(f"- {{py:mod}}`{name}`")
+            toc.append(name)
+        parts.append("")
+    parts.append("```{toctree}\n:hidden:\n:maxdepth: 1\n\n" + "\n".join(toc) + "\n```\n")
+    return "\n".join(parts)
+
+
+def module_page(name: str) -> str:
+    """A module's reference page, in reStructuredText: autodoc writes reST, which a Markdown
+    page would show as text, and the package's docstrings are reST too."""
+    from harness.course import facts
+
+    found = facts(name)
+    title = f"``{name}``"
+    return f"""\
+{title}
+{"=" * len(title)}
+
+Built in chapter {found.chapter:02d} · ``{found.path}`` · {found.lines} lines of code
+
+.. automodule:: {name}
+   :members:
+   :show-inheritance:
+   :ignore-module-all:
+"""
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def prepare(source: Path = SOURCE) -> list[Chapter]:
+    """Write the site's source tree into ``source`` (emptied first)."""
+    if source.exists():
+        shutil.rmtree(source)
+    found = chapters()
+    for chapter in found:
+        write(
+            source / "chapters" / chapter.path.name,
+            json.dumps(site_notebook(chapter), indent=1, ensure_ascii=False) + "\n",
+        )
+    shutil.copytree(IMAGES, source / "images")
+    shutil.copy(ROOT / "README.md", source / "README.md")
+    write(source / "index.md", home_page(found))
+    write(source / "reference" / "index.md", reference_index())
+    for name in reference_modules():
+        write(source / "reference" / f"{name}.rst", module_page(name))
+    return found
+
+
+# --- step 2: Sphinx -----------------------------------------------------------------------
+
+
+def sphinx(builder: str, out: Path, *, source: Path = SOURCE, language: str | None = None) -> None:
+    command = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-b",
+        builder,
+        "-c",
+        str(DOCS),
+        "-q",  # warnings only
+        "-j",
+        "auto",  # one process per core
+        "-W",  # a warning (a broken reference, a missing image) fails the build
+        "--keep-going",
+        "-d",
+        str(source.parent / f"doctrees-{builder}-{language or 'en'}"),
+        str(source),
+        str(out),
+    ]
+    if language:
+        command += ["-D", f"language={language}"]
+    subprocess.run(command, check=True, cwd=ROOT)
+
+
+def build(out: Path = OUTPUT, *, language: str | None = None, source: Path = SOURCE) -> Path:
+    """Prepare the sources (in ``source``) and build the HTML site; returns the folder that
+    holds it: ``out``, or ``out/<language>`` for a translation.
+
+    Sphinx writes beside ``source`` first (myst-nb keeps a working folder next to Sphinx's
+    output, which must not land inside a published site), then the pages are copied over.
+    """
+    prepare(source)
+    staged = source.parent / "html" / (language or "en")
+    sphinx("html", staged, source=source, language=language)
+    (staged / ".nojekyll").touch()  # GitHub Pages: serve the folders whose names start with _
+    target = out / language if language else out
+    if target.exists():  # no page of an earlier build left over; other languages stay
+        languages = {p.name for p in (DOCS / "locales").iterdir() if p.is_dir()}
+        for old in target.iterdir():
+            if not (language is None and old.name in languages):
+                shutil.rmtree(old) if old.is_dir() else old.unlink()
+    shutil.copytree(staged, target, dirs_exist_ok=True)
+    return target
+
+
+def folder_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--out", type=Path, default=OUTPUT, help="where the site goes (build/site/)"
+    )
+    parser.add_argument("--language", help="a translation's code, e.g. zh_CN (see docs/README.md)")
+    parser.add_argument(
+        "--gettext", action="store_true", help="write the texts to translate to build/gettext/"
+    )
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    if args.gettext:
+        prepare()
+        sphinx("gettext", ROOT / "build" / "gettext")
+        print(f"texts to translate: build/gettext/ ({time.perf_counter() - started:.1f} s)")
+        return 0
+    target = build(args.out, language=args.language)
+    pages = sum(1 for _ in target.rglob("*.html"))
+    print(
+        f"site: {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target} "
+        f"({pages} pages, {folder_size(target) / 1e6:.1f} MB) "
+        f"in {time.perf_counter() - started:.1f} s; open index.html in a browser"
+    )
+    return 0
+
+
+def iter_pages(site: Path) -> Iterator[Path]:
+    yield from sorted(site.rglob("*.html"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""Sphinx's settings for the course's website. Build with ``docs/build.py``, not by hand: it
+prepares the source tree (``build/site-src``) this configuration reads."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+sys.path.insert(0, str(DOCS))
+
+import importlib  # noqa: E402
+
+from build import reference_modules, repository  # noqa: E402  (docs/build.py, beside this file)
+
+# Import the package before Sphinx starts its worker processes: each worker then finds every
+# module already imported. (Imported first inside a worker, pydantic's BaseModel fails to
+# build its schema under Sphinx 9's parallel autodoc; in one process it works either way.)
+for _name in reference_modules():
+    importlib.import_module(_name)
+
+project = "Build an agent harness"
+author = "the harness-course authors"
+copyright = "the harness-course authors"
+
+extensions = [
+    "myst_nb",  # notebooks and Markdown pages (it brings myst_parser with it)
+    "sphinx.ext.autodoc",  # the reference pages, from the package's docstrings
+]
+
+# The notebooks are committed executed: the site shows their stored outputs and runs nothing.
+nb_execution_mode = "off"
+nb_output_stderr = "show"
+nb_merge_streams = True
+# Markdown outputs are MyST: the pages' own notes (a widget's stored state) use its directives.
+nb_render_markdown_format = "myst"
+# Markdown the chapters use; no dollarmath, so prices like $3 and $15 stay text.
+myst_enable_extensions = ["colon_fence", "deflist"]
+myst_heading_anchors = 3
+
+# The package's docstrings are reStructuredText (``code``, :func:`refs`): single backquotes
+# read as code too, as a reader of the source would take them.
+default_role = "code"
+autodoc_member_order = "bysource"
+autodoc_typehints = "signature"
+autodoc_typehints_format = "short"
+autodoc_preserve_defaults = True  # show defaults as written, never a value from this machine
+add_module_names = False
+
+exclude_patterns = ["README.md", "**/.ipynb_checkpoints"]
+suppress_warnings = ["myst.header"]  # a notebook's first heading is its title: that is fine
+
+# Translations: `docs/build.py --gettext` writes the texts, a translator fills
+# docs/locales/<language>/LC_MESSAGES/*.po, and `docs/build.py --language <language>` builds
+# that language into build/site/<language>/ (docs/README.md says how, step by step).
+language = "en"
+locale_dirs = [str(DOCS / "locales")]
+gettext_compact = False
+gettext_uuid = False
+
+owner, _, name = repository().partition("/")
+html_theme = "sphinx_book_theme"
+html_title = project
+html_static_path = [str(DOCS / "static")]
+html_css_files = ["site.css"]
+html_show_sourcelink = False
+html_copy_source = False  # the notebooks are in the repository; the pages need not carry them
+html_last_updated_fmt = None
+html_theme_options = {
+    "repository_url": f"https://github.com/{owner}/{name}",
+    "repository_branch": "HEAD",
+    "path_to_docs": "",
+    "use_repository_button": True,
+    "launch_buttons": {"binderhub_url": "https://mybinder.org", "notebook_interface": "jupyterlab"},
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+}
