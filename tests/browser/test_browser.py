@@ -6,8 +6,9 @@ one JupyterLab server and one browser. The checks themselves are in ``check_chap
 which also runs as a script.
 
 pytest-playwright provides the browser: its ``browser_type_launch_args`` fixture is
-overridden to drive the machine's own Chromium (no browser download) with the flags it needs
-here, and each chapter gets a fresh page from its ``page`` fixture.
+overridden (in ``browser_fixtures.py``, shared with the website's test) to drive the machine's own
+Chromium (no browser download) with the flags it needs here, and each chapter gets a fresh
+page from its ``page`` fixture.
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ from typing import Any
 
 import check_chapters as cc
 import pytest
+from browser_fixtures import (  # noqa: F401  (fixtures, used by name)
+    browser_context_args,
+    browser_type_launch_args,
+    chromium,
+)
 
 _HAVE_PLAYWRIGHT = all(
     importlib.util.find_spec(name) is not None for name in ("playwright", "pytest_playwright")
@@ -31,27 +37,8 @@ if not _HAVE_PLAYWRIGHT:
 
 
 @pytest.fixture(scope="session")
-def chromium() -> str:
-    found = cc.find_chromium()
-    if found is None:
-        pytest.skip(cc.CHROMIUM_MISSING)
-    return found
-
-
-@pytest.fixture(scope="session")
-def browser_type_launch_args(
-    browser_type_launch_args: dict[str, Any], chromium: str
-) -> dict[str, Any]:
-    return {**browser_type_launch_args, **cc.launch_options(chromium)}
-
-
-@pytest.fixture(scope="session")
-def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
-    return {**browser_context_args, "viewport": cc.VIEWPORT}
-
-
-@pytest.fixture(scope="session")
-def lab(chromium: str) -> Iterator[cc.LabServer]:
+def lab(request: pytest.FixtureRequest) -> Iterator[cc.LabServer]:
+    request.getfixturevalue("chromium")  # no Chromium: skipped before JupyterLab starts
     with cc.jupyter_lab() as server:
         yield server
 
