@@ -27,12 +27,12 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,8 +101,6 @@ def chapters() -> list[Chapter]:
 
 def repository() -> str:
     """``owner/name`` on GitHub, for the Binder links."""
-    import os
-
     named = os.environ.get("GITHUB_REPOSITORY", "").strip()
     if named:
         return named
@@ -482,10 +480,6 @@ def main(argv: list[str] | None = None) -> int:
         f"in {time.perf_counter() - started:.1f} s; open index.html in a browser"
     )
     return 0
-
-
-def iter_pages(site: Path) -> Iterator[Path]:
-    yield from sorted(site.rglob("*.html"))
 
 
 if __name__ == "__main__":
