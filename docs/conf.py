@@ -1,4 +1,4 @@
-"""Sphinx's settings for the course's website. Build with ``docs/build.py``, not by hand: it
+"""Sphinx's settings for the course's website. Build with ``docs/build_site.py``, not by hand: it
 prepares the source tree (``build/site-src``) this configuration reads."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ sys.path.insert(0, str(DOCS))
 
 import importlib  # noqa: E402
 
-from build import reference_modules, repository  # noqa: E402  (docs/build.py, beside this file)
+from build_site import reference_modules, repository  # noqa: E402  (beside this file)
 
 # Import the package before Sphinx starts its worker processes: each worker then finds every
 # module already imported. (Imported first inside a worker, pydantic's BaseModel fails to
@@ -50,8 +50,8 @@ add_module_names = False
 exclude_patterns = ["README.md", "**/.ipynb_checkpoints"]
 suppress_warnings = ["myst.header"]  # a notebook's first heading is its title: that is fine
 
-# Translations: `docs/build.py --gettext` writes the texts, a translator fills
-# docs/locales/<language>/LC_MESSAGES/*.po, and `docs/build.py --language <language>` builds
+# Translations: `docs/build_site.py --gettext` writes the texts, a translator fills
+# docs/locales/<language>/LC_MESSAGES/*.po, and `docs/build_site.py --language <language>` builds
 # that language into build/site/<language>/ (docs/README.md says how, step by step).
 language = "en"
 locale_dirs = [str(DOCS / "locales")]

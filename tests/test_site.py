@@ -1,4 +1,4 @@
-"""The course's website (``docs/build.py``): built from the committed notebooks, every page
+"""The course's website (``docs/build_site.py``): built from the committed notebooks, every page
 there, nothing broken, nothing of this machine in it, no answers given away.
 
 The first tests check how a notebook is turned into a page, without Sphinx. The rest build
@@ -23,7 +23,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "docs"))
 
-import build as site_build  # noqa: E402  (docs/build.py)
+import build_site as site_build  # noqa: E402  (docs/build_site.py)
+
 from harness.course import CHAPTER, chapter_modules  # noqa: E402
 
 SITE_TOOLS = ("sphinx", "myst_nb", "sphinx_book_theme")

@@ -1,7 +1,7 @@
 """The course's website in headless Chromium: the home page and two chapter pages render,
 with their navigation, and search answers. One screenshot each, to look at.
 
-It builds the site from the committed notebooks (``docs/build.py``, about a minute), serves
+It builds the site from the committed notebooks (``docs/build_site.py``, about a minute), serves
 it over HTTP on a free local port, as a static host would, and opens it in the machine's own
 Chromium. Run it with the browser test:
 ``uv run --group browser --group site pytest -m browser -n 0 tests/browser``.
@@ -44,10 +44,10 @@ def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             "add `--group site` to the uv command"
         )
     sys.path.insert(0, str(ROOT / "docs"))
-    import build  # docs/build.py
+    import build_site  # docs/build_site.py
 
     work = tmp_path_factory.mktemp("site")
-    site = build.build(work / "site", source=work / "src")
+    site = build_site.build(work / "site", source=work / "src")
 
     class Quiet(SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:

@@ -1,8 +1,8 @@
 """Build the course's website from the committed notebooks: one command, static files out.
 
-    uv run --group site python docs/build.py                   # English, into build/site/
-    uv run --group site python docs/build.py --language zh_CN  # into build/site/zh_CN/
-    uv run --group site python docs/build.py --gettext       # the texts to translate (.pot)
+    uv run --group site python docs/build_site.py                   # English, into build/site/
+    uv run --group site python docs/build_site.py --language zh_CN  # into build/site/zh_CN/
+    uv run --group site python docs/build_site.py --gettext       # the texts to translate (.pot)
 
 It never runs a notebook: every page shows the outputs stored in ``chapters/*.ipynb``, so the
 build needs no key, no kernel and no network. It works in two steps:
