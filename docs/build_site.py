@@ -35,7 +35,10 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.course import ModuleFacts
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -52,6 +55,23 @@ BINDER_LINE = re.compile(r"^\[binder\]: https://mybinder\.org/v2/gh/([^/\s]+/[^/
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 NBVAL_MARKERS = ("# NBVAL_SKIP", "# NBVAL_IGNORE_OUTPUT", "# NBVAL_CHECK_OUTPUT")
+
+
+# The packages the build needs (the `site` dependency group); tests skip without them.
+SITE_TOOLS = ("sphinx", "myst_nb", "sphinx_book_theme")
+
+
+def missing_tools() -> str | None:
+    """Why the site cannot be built here, or None when it can."""
+    import importlib.util
+
+    missing = [name for name in SITE_TOOLS if importlib.util.find_spec(name) is None]
+    if not missing:
+        return None
+    return (
+        f"the site's tools are not installed ({', '.join(missing)}): "
+        "add `--group site` to the uv command (`uv run --group site pytest ...`)"
+    )
 
 
 # --- what the course is made of -----------------------------------------------------------
@@ -124,35 +144,36 @@ def reference_modules() -> list[str]:
     return sorted(name for name in CHAPTER if not name.startswith("harness.exercises"))
 
 
-def adds_table(number: int) -> str:
-    """A Markdown table of what chapter ``number`` adds to the package, read from the code."""
+def chapter_facts(number: int) -> list[ModuleFacts]:
+    """What each module of chapter ``number`` adds, read from the code (exercise checks left
+    out: see :func:`reference_modules`)."""
     from harness.course import chapter_modules, facts
 
+    return [facts(n) for n in chapter_modules(number) if not n.startswith("harness.exercises")]
+
+
+def adds_table(number: int) -> str:
+    """A Markdown table of what chapter ``number`` adds to the package, read from the code."""
     rows = []
-    total = 0
-    for name in chapter_modules(number):
-        if name.startswith("harness.exercises"):
-            continue
-        found = facts(name)
-        total += found.lines
+    found = chapter_facts(number)
+    for module in found:
         plugs = "; ".join(
             f"`{cls}`: {', '.join(f'`{p}`' for p in points) or 'none of its own'}"
-            for cls, points in found.plugins.items()
+            for cls, points in module.plugins.items()
         )
-        if name == "harness.loop":
-            from harness.course import POINTS
-
-            plugs = "defines them: " + ", ".join(f"`{p}`" for p in POINTS)
-        if found.tools:
-            tools = ", ".join(f"`{t}`" for t in found.tools)
+        if module.defines_points:
+            plugs = "defines them: " + ", ".join(f"`{p}`" for p in module.points)
+        if module.tools:
+            tools = ", ".join(f"`{t}`" for t in module.tools)
             plugs = f"{plugs}; " if plugs else ""
             plugs += f"tools the model calls: {tools}"
-        summary = found.summary.replace("|", "\\|").replace("``", "`")
-        rows.append(f"| {{py:mod}}`{name}` | {found.lines} | {plugs or '–'} | {summary} |")
+        summary = module.summary.replace("|", "\\|").replace("``", "`")
+        rows.append(f"| {{py:mod}}`{module.name}` | {module.lines} | {plugs or '–'} | {summary} |")
     head = [
         "| module | lines of code | plugs into the loop at | what it is |",
         "|---|---:|---|---|",
     ]
+    total = sum(m.lines for m in found)
     foot = f"\n\n{len(rows)} modules, {total:,} lines of code (blanks and comments not counted)."
     return "\n".join(head + rows) + foot
 
@@ -268,16 +289,12 @@ def site_notebook(chapter: Chapter) -> dict[str, Any]:
 
 
 def chapter_summary(number: int) -> tuple[int, int, list[str]]:
-    """Modules, lines of code and the loop points used, for chapter ``number`` (exercise
-    checks left out)."""
-    from harness.course import POINTS, chapter_modules, facts
+    """Modules, lines of code and the loop points used, for chapter ``number``."""
+    from harness.course import POINTS
 
-    names = [n for n in chapter_modules(number) if not n.startswith("harness.exercises")]
-    found = [facts(n) for n in names]
-    used = {p for f in found for points in f.plugins.values() for p in points}
-    if "harness.loop" in names:
-        used = set(POINTS)
-    return len(found), sum(f.lines for f in found), [p for p in POINTS if p in used]
+    found = chapter_facts(number)
+    used = {p for module in found for p in module.points}
+    return len(found), sum(m.lines for m in found), [p for p in POINTS if p in used]
 
 
 def home_page(found: list[Chapter]) -> str:

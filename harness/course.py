@@ -146,6 +146,17 @@ class ModuleFacts:
     """Each plugin class the module defines, and the loop points it overrides."""
     tools: list[str] = field(default_factory=list)
     """The names of the tools the module defines at its top level."""
+    defines_points: bool = False
+    """Whether the module defines the loop's points themselves (the ``Plugin`` base class)."""
+
+    @property
+    def points(self) -> list[str]:
+        """The loop points the module defines or its plugins use, in the order a turn meets
+        them."""
+        used = {p for points in self.plugins.values() for p in points}
+        return [p for p in POINTS if self.defines_points or p in used]
+
+    """The names of the tools the module defines at its top level."""
 
 
 def source_path(name: str) -> Path:
@@ -199,4 +210,5 @@ def facts(name: str) -> ModuleFacts:
         summary=first_sentence(module.__doc__),
         plugins=plugins,
         tools=tools,
+        defines_points=Plugin.__module__ == name,
     )

@@ -47,3 +47,11 @@ def test_the_summary_is_the_first_sentence_of_the_module_docstring() -> None:
     assert facts("harness.loop").summary.startswith("The agent loop:")
     assert facts("harness.loop").path == "harness/loop.py"
     assert facts("harness.tools").path == "harness/tools/__init__.py"
+
+
+def test_the_loop_defines_every_point_and_a_plugin_module_uses_its_own() -> None:
+    loop = facts("harness.loop")
+    assert loop.defines_points and loop.points == list(POINTS)
+    assert not facts("harness.recovery").defines_points
+    assert facts("harness.recovery").points == ["call_model", "after_reply", "on_stop"]
+    assert facts("harness.clock").points == []

@@ -9,7 +9,6 @@ the reason, when the site's tools are not installed: run them with
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import sys
@@ -27,12 +26,7 @@ import build_site as site_build  # noqa: E402  (docs/build_site.py)
 
 from harness.course import CHAPTER, chapter_modules  # noqa: E402
 
-SITE_TOOLS = ("sphinx", "myst_nb", "sphinx_book_theme")
-MISSING = [name for name in SITE_TOOLS if importlib.util.find_spec(name) is None]
-SITE_TOOLS_MISSING = (
-    f"the site's tools are not installed ({', '.join(MISSING)}): "
-    "run `uv run --group site pytest -n 0 tests/test_site.py`"
-)
+SITE_TOOLS_MISSING = site_build.missing_tools()
 
 CHAPTERS = site_build.chapters()
 
@@ -142,7 +136,7 @@ def test_binder_links_name_the_repository_from_the_environment_or_the_readme(
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if MISSING:
+    if SITE_TOOLS_MISSING:
         pytest.skip(SITE_TOOLS_MISSING)
     work = tmp_path_factory.mktemp("site")
     return site_build.build(work / "site", source=work / "src")

@@ -28,8 +28,6 @@ from browser_fixtures import (  # noqa: F401  (fixtures, used by name)
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-SITE_TOOLS = ("sphinx", "myst_nb", "sphinx_book_theme")
-_MISSING = [name for name in SITE_TOOLS if importlib.util.find_spec(name) is None]
 
 pytestmark = [pytest.mark.browser]
 if importlib.util.find_spec("pytest_playwright") is None:
@@ -38,14 +36,11 @@ if importlib.util.find_spec("pytest_playwright") is None:
 
 @pytest.fixture(scope="session")
 def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if _MISSING:
-        pytest.skip(
-            f"the site's tools are not installed ({', '.join(_MISSING)}): "
-            "add `--group site` to the uv command"
-        )
     sys.path.insert(0, str(ROOT / "docs"))
     import build_site  # docs/build_site.py
 
+    if (missing := build_site.missing_tools()) is not None:
+        pytest.skip(missing)
     work = tmp_path_factory.mktemp("site")
     site = build_site.build(work / "site", source=work / "src")
 
