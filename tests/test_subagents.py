@@ -821,8 +821,12 @@ def test_the_parents_meter_counts_its_childrens_calls_and_a_capsule_only_its_own
     own = parent.requests_of_parent()
     assert len(own) == 2
     assert len(parent.agent.meter.calls) == len(requests)
-    for capsule, task in zip(capsules, ["Side one", "Side two"], strict=True):
-        theirs = [r for r in requests if said(task)(r)]
+    # Capsules arrive in finishing order, which is the threads' business: pair each with its
+    # task by the description the parent gave it, not by position.
+    tasks = {"find": "Side one", "check": "Side two"}
+    assert sorted(c.task for c in capsules) == sorted(tasks)
+    for capsule in capsules:
+        theirs = [r for r in requests if said(tasks[capsule.task])(r)]
         assert capsule.turns == len(theirs)
         prompts = capsule.input_tokens + capsule.cache_write_tokens + capsule.cache_read_tokens
         assert prompts == sum(r.input_tokens for r in theirs)
