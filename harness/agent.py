@@ -38,6 +38,7 @@ class Agent(BaseAgent):
     def __init__(
         self,
         model: Model,
+        /,
         *,
         tools: Iterable[Tool[Any]] | ToolRegistry = (),
         workspace: Workspace | str | Path | None = None,

@@ -197,11 +197,17 @@ class RunInProgress(RuntimeError):
 
 
 class BaseAgent:
-    """A model, whatever runs its tool calls, a system prompt, and the conversation so far."""
+    """A model, whatever runs its tool calls, a system prompt, and the conversation so far.
+
+    The model object comes first, by position; the keywords after it are
+    :class:`AgentConfig`'s settings, so ``BaseAgent(model, model="claude-haiku-4-5",
+    max_tokens=2_000)`` names the model id its requests ask for.
+    """
 
     def __init__(
         self,
         model: Model,
+        /,
         *,
         tools: ToolCalls | None = None,
         system: str | list[dict[str, Any]] | None = None,

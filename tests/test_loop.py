@@ -416,6 +416,16 @@ def test_settings_given_both_in_config_and_as_keywords_are_refused(tmp_path: Pat
         Agent(ScriptedModel([]), workspace=tmp_path, config=AgentConfig(), max_turns=3)
 
 
+def test_the_model_id_is_a_keyword_setting_beside_the_model_object(tmp_path: Path) -> None:
+    model = ScriptedModel([reply("hi")])
+    agent = Agent(model, workspace=tmp_path, model="claude-haiku-4-5", max_tokens=100)
+
+    list(agent.run("go"))
+
+    assert agent.model is model
+    assert (model.requests[0].model, model.requests[0].max_tokens) == ("claude-haiku-4-5", 100)
+
+
 def test_an_error_from_the_model_propagates_and_leaves_the_agent_usable(tmp_path: Path) -> None:
     script = [
         reply(tool_calls=[tool_call("echo", text="a")]),
