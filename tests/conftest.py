@@ -4,14 +4,17 @@
   kernels (started by nbval from this process) inherit no key and run offline too. The key,
   if there was one, is kept for the tests marked ``live``.
 * An autouse fixture makes every Python socket connection (except Unix sockets) fail
-  loudly, so a test that reaches for the network fails instead of silently going live.
+  loudly, so a test that reaches for the network fails instead of silently going live. The
+  one exception is a loopback server the test started itself and named with
+  :func:`reachable` (``tests/local_api.py``, a stand-in for the Messages API).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -31,20 +34,43 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.pop(name, None)
 
 
-def _refuse(self: socket.socket, address: Any, *args: Any, **kwargs: Any) -> Any:
-    if self.family == getattr(socket, "AF_UNIX", object()):
-        return _real_connect(self, address)
-    raise NetworkBlocked(f"tests run offline: connection to {address!r} refused")
+REACHABLE: set[tuple[str, int]] = set()
+"""Loopback addresses of servers a test started itself (``tests/local_api.py``): the only
+addresses a test may connect to. Add one with :func:`reachable`."""
 
 
-_real_connect = socket.socket.connect
+def _guard(real: Callable[..., Any]) -> Callable[..., Any]:
+    def refuse(self: socket.socket, address: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.family == getattr(socket, "AF_UNIX", object()):
+            return real(self, address)
+        if isinstance(address, tuple) and (str(address[0]), int(address[1])) in REACHABLE:
+            return real(self, address)
+        raise NetworkBlocked(f"tests run offline: connection to {address!r} refused")
+
+    return refuse
+
+
+_refuse_connect = _guard(socket.socket.connect)
+_refuse_connect_ex = _guard(socket.socket.connect_ex)
+
+
+@contextlib.contextmanager
+def reachable(address: tuple[str, int]) -> Iterator[None]:
+    """Let this process connect to ``address`` (a loopback server the test runs) meanwhile."""
+    if not address[0].startswith("127."):
+        raise ValueError(f"only loopback addresses can be made reachable, not {address!r}")
+    REACHABLE.add(address)
+    try:
+        yield
+    finally:
+        REACHABLE.discard(address)
 
 
 @pytest.fixture(autouse=True)
 def no_network(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     if request.node.get_closest_marker("live") is None:
-        monkeypatch.setattr(socket.socket, "connect", _refuse)
-        monkeypatch.setattr(socket.socket, "connect_ex", _refuse)
+        monkeypatch.setattr(socket.socket, "connect", _refuse_connect)
+        monkeypatch.setattr(socket.socket, "connect_ex", _refuse_connect_ex)
     yield
 
 

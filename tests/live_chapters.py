@@ -1,0 +1,261 @@
+"""Run a chapter as a learner with a key would, against :mod:`local_api` instead of the API.
+
+:func:`run_chapter` executes a chapter notebook top to bottom in a fresh kernel whose
+environment has ``ANTHROPIC_API_KEY`` set and ``ANTHROPIC_BASE_URL`` pointing at a
+:class:`~local_api.LocalMessagesAPI` on loopback, so every cell that goes live (the chapter's
+optional live cell, and any cell that calls ``default_model()``) talks to it through the SDK.
+
+:func:`stand_in` is the model behind the server: it plays what a real model would do with
+each live cell's prompt (the tool calls the chapter's text says to expect, then an answer),
+chapter 05's summary for a compaction request, chapter 07's extraction for a memory request,
+and the command line's demo model for anything else. Each conversation's reply is chosen by
+how many replies it already holds since its latest prompt, so it does not matter which cell,
+agent or fork sends it, or in what order.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from harness import messages as m
+from harness.cli.demo import demo_reply
+from harness.compaction.summary import is_compaction_request
+from harness.model import ScriptedModel
+from harness.model.scripted import Reply, Request, Step, reply, said, tool_call
+from harness.model.scripted_memory import is_extraction_request, scripted_extraction
+from harness.model.scripted_summary import scripted_summary
+
+CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
+KEY = "local-test-key-not-real"
+
+
+def replies_since_prompt(request: Request) -> int:
+    """How many assistant replies follow the conversation's latest prompt: a user message with
+    text and no tool results (the text beside a tool result is a note to the model, such as
+    who approved the call, not a new task)."""
+    count = 0
+    for message in reversed(request.messages):
+        if message.get("role") == "assistant":
+            count += 1
+        elif not m.tool_results(message) and any(
+            b.get("type") == "text" for b in m.blocks(message)
+        ):
+            return count
+    return count
+
+
+def conversation(*steps: Reply) -> Callable[[Request], Step]:
+    """Reply ``steps[k]`` to a request that holds ``k`` replies since its prompt (the last
+    step again if there are more)."""
+
+    def respond(request: Request) -> Step:
+        return steps[min(replies_since_prompt(request), len(steps) - 1)]
+
+    return respond
+
+
+LONG_ANSWER = "\n".join(
+    f"{n}. Country {n}: a large country, {21 - n} million square kilometres of land and water, "
+    "with mountains, rivers, cities and a long history of its own."
+    for n in range(1, 21)
+)
+"""Chapter 06's answer: longer than its 300-token ``max_tokens``, shorter than 2,000."""
+
+# What a real model would do with each live cell's prompt, as the chapters describe it. The
+# first match wins, so a follow-up prompt (which its conversation holds after the first one)
+# and a fork's question (whose conversation holds its parent's prompt) come before the prompt
+# they follow.
+CONVERSATIONS: list[tuple[str, Callable[[Request], Step]]] = [
+    (  # 00: one question, one answer
+        "what does an agent harness do?",
+        conversation(
+            reply(
+                "An agent harness runs the loop around a model: it sends the conversation, "
+                "runs the tools the model asks for and feeds their results back."
+            )
+        ),
+    ),
+    (  # 01: the release question over the two project tools
+        "before the release",
+        conversation(
+            reply("Let me look.", tool_calls=[tool_call("list_files")]),
+            reply(
+                tool_calls=[
+                    tool_call("read_file", path="todo.md"),
+                    tool_call("read_file", path="notes.txt"),
+                ]
+            ),
+            reply("Fix the login bug and write the release notes; the release is on Friday."),
+        ),
+    ),
+    (  # 02: a glob, three reads at once, a wc -l that plan mode denies, the counts
+        "How many lines does each file",
+        conversation(
+            reply(tool_calls=[tool_call("glob", pattern="*")]),
+            reply(
+                tool_calls=[
+                    tool_call("read_file", path="app.py"),
+                    tool_call("read_file", path="test_app.py"),
+                    tool_call("read_file", path="notes.txt"),
+                ]
+            ),
+            reply(tool_calls=[tool_call("bash", command="wc -l app.py test_app.py notes.txt")]),
+            reply("app.py: 7 lines, test_app.py: 5 lines, notes.txt: 1 line."),
+        ),
+    ),
+    (  # 06: an answer longer than max_tokens, so Recovery escalates
+        "twenty largest countries",
+        conversation(reply(LONG_ANSWER)),
+    ),
+    (  # 08: the resumed agent's follow-up first (its conversation holds the first prompt too)
+        "What is twice the value",
+        conversation(reply("Twice 3 is 6.")),
+    ),
+    (
+        "What is PRICE in prices.py",
+        conversation(
+            reply(tool_calls=[tool_call("read_file", path="prices.py")]),
+            reply("PRICE is 3."),
+        ),
+    ),
+    (  # 09: a refund (allowed) and a transfer (asks a person)
+        "Refund order 7",
+        conversation(
+            reply(
+                "Refunding order 7, then paying Bob.",
+                tool_calls=[
+                    tool_call("refund", order="order-7", amount=20),
+                    tool_call("transfer", to="bob", amount=100),
+                ],
+            ),
+            reply("Done: order 7 refunded and Bob paid."),
+        ),
+    ),
+    (  # 10: the forks' questions first (each fork's conversation holds the parent's prompt)
+        "which rate does app/tax.py use",
+        conversation(reply("app/tax.py uses VAT_RATE, 0.2.")),
+    ),
+    (
+        "which rate does app/billing.py use",
+        conversation(reply("app/billing.py uses FEE_RATE, 0.03.")),
+    ),
+    (
+        "Read app/tax.py and app/billing.py",
+        conversation(
+            reply(
+                tool_calls=[
+                    tool_call("read_file", path="app/tax.py"),
+                    tool_call("read_file", path="app/billing.py"),
+                ]
+            ),
+            reply("app/tax.py adds tax; app/billing.py bills customers."),
+        ),
+    ),
+    (  # 11: a read, a write (accept_edits lets it through), a last word
+        "Read app/tax.py, then write NOTES.md",
+        conversation(
+            reply(tool_calls=[tool_call("read_file", path="app/tax.py")]),
+            reply(
+                tool_calls=[
+                    tool_call(
+                        "write_file", path="NOTES.md", content="app/tax.py rounds to cents.\n"
+                    )
+                ]
+            ),
+            reply("Done: NOTES.md says how app/tax.py rounds."),
+        ),
+    ),
+]
+
+
+def stand_in(*, summaries: bool = True) -> ScriptedModel:
+    """The model behind the local server (see the module's docstring). ``summaries=False``
+    answers a compaction request with a tool call and no text, as a model that reaches for
+    its tools instead of summarising does (the request offers them, for the cache's sake)."""
+    model = ScriptedModel(id_prefix="live")
+    if summaries:
+        model.answer_when(is_compaction_request, scripted_summary)
+    else:
+        model.answer_when(
+            is_compaction_request,
+            lambda _: reply(tool_calls=[tool_call("read_file", path="app/tax.py")]),
+        )
+    model.answer_when(is_extraction_request, scripted_extraction)
+    for text, respond in CONVERSATIONS:
+        model.answer_when(said(text), respond)
+    model.answer_when(lambda _request: True, demo_reply)
+    return model
+
+
+@dataclass
+class Executed:
+    """A chapter after a live run: its cells with their outputs."""
+
+    notebook: nbformat.NotebookNode
+
+    def errors(self) -> list[str]:
+        """Every error output and every write to stderr, with its cell."""
+        found = []
+        for index, cell in enumerate(self.notebook.cells):
+            for output in cell.get("outputs", []):
+                if output.output_type == "error":
+                    found.append(
+                        f"cell {index} ({cell.get('id')}): {output.ename}: {output.evalue}"
+                    )
+                elif output.output_type == "stream" and output.name == "stderr":
+                    found.append(f"cell {index} ({cell.get('id')}) wrote to stderr: {output.text}")
+        return found
+
+    def text_of(self, cell_id: str) -> str:
+        """All the text a cell showed: its prints and the plain form of its displays."""
+        cell = next(c for c in self.notebook.cells if c.get("id") == cell_id)
+        parts = []
+        for output in cell.get("outputs", []):
+            if output.output_type == "stream":
+                parts.append(output.text)
+            elif "data" in output:
+                parts.append(str(output.data.get("text/plain", "")))
+        return "".join(parts)
+
+    def live_cells(self) -> list[str]:
+        """The ids of the cells that ask ``live_cell(...)`` whether to run."""
+        return [
+            str(c.get("id"))
+            for c in self.notebook.cells
+            if c.cell_type == "code" and "if live_cell(" in c.source
+        ]
+
+
+def chapter_path(number: str) -> Path:
+    (path,) = CHAPTERS.glob(f"{number}_*.ipynb")
+    return path
+
+
+def run_chapter(number: str, base_url: str, env: Mapping[str, str] | None = None) -> Executed:
+    """Execute chapter ``number`` with a key and ``base_url`` in its kernel's environment.
+
+    Every cell runs, whatever the earlier ones did (``allow_errors``), so one run reports every
+    failing cell. The notebook file itself is not changed.
+    """
+    notebook = nbformat.read(chapter_path(number), as_version=4)
+    environment = {
+        **(os.environ if env is None else env),
+        "ANTHROPIC_API_KEY": KEY,
+        "ANTHROPIC_BASE_URL": base_url,
+    }
+    environment.pop("HARNESS_MODEL", None)
+    NotebookClient(
+        notebook,
+        timeout=300,
+        kernel_name="python3",
+        allow_errors=True,
+        record_timing=False,
+        resources={"metadata": {"path": str(CHAPTERS)}},
+    ).execute(env=environment)
+    return Executed(notebook)
