@@ -16,6 +16,7 @@ agent or fork sends it, or in what order.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from harness.model import ScriptedModel
 from harness.model.scripted import Reply, Request, Step, reply, said, tool_call
 from harness.model.scripted_memory import is_extraction_request, scripted_extraction
 from harness.model.scripted_summary import scripted_summary
+from tests.local_api import LocalMessagesAPI
 
 CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
 KEY = "local-test-key-not-real"
@@ -259,3 +261,52 @@ def run_chapter(number: str, base_url: str, env: Mapping[str, str] | None = None
         resources={"metadata": {"path": str(CHAPTERS)}},
     ).execute(env=environment)
     return Executed(notebook)
+
+
+# What each live cell must show: its mechanism at work, as the chapter says to expect.
+EVIDENCE: dict[str, list[str]] = {
+    "00": [r"An agent harness runs the loop", r"cost: \$0\.\d+"],
+    "01": [r"✓ read_file → - fix the login bug", r"done after 3 model call\(s\)"],
+    "02": [r"✓ read_file → 1 def total", r"🔒 bash: deny \(plan mode", r"app\.py: 7 lines"],
+    "03": [r"request 1 wrote: [1-9]\d*", r"request 2 read: +[1-9]\d*"],
+    "04": [r"call 72: estimated [\d,]+, counted [\d,]+", r"after microcompact: estimated"],
+    "05": [r"Primary request and intent", r"put back: \['Amounts are Decimal"],
+    "06": [r"reply cut at 300 output tokens: discarded, asking again with 2,000", r"out [3-9]\d\d"],
+    "07": [r"# Session memory", r"ROUND_HALF_UP", r"fork call 1"],
+    "08": [r"✓ read_file → 1 PRICE = 3", r"↺ resumed \w+: 4 messages", r"Twice 3 is 6"],
+    "09": [r"⏸ awaiting approval", r"ledger: \['refund order-7 20', 'transfer bob 100'\]"],
+    "10": [r"[1-9][\d,]* of [\d,]+ prompt tokens read from the cache\n(.|\n)*read from the cache"],
+    "11": [r"✓ write_file → Wrote 1 line to NOTES\.md", r"NOTES\.md: app/tax\.py rounds"],
+}
+
+
+def live_output(number: str, server: LocalMessagesAPI) -> str:
+    """Run chapter ``number`` live against ``server``; the text its live cell showed. Fails
+    (AssertionError) on any error output or stderr in any cell, on a request the model behind
+    the server could not answer, and on a live cell that did not go live."""
+    with server:
+        executed = run_chapter(number, server.url)
+    errors = executed.errors()
+    if errors:
+        raise AssertionError(f"chapter {number} live:\n" + "\n".join(errors))
+    if server.failures:
+        raise AssertionError(f"the stand-in model could not answer: {server.failures}")
+    (cell,) = executed.live_cells()
+    output = executed.text_of(cell)
+    if not output.startswith("Live: "):
+        raise AssertionError(f"chapter {number}'s live cell did not go live:\n{output}")
+    return output
+
+
+def check_live_chapter(number: str) -> None:
+    """Chapter ``number`` runs live with no error, and its live cell shows :data:`EVIDENCE`."""
+    server = LocalMessagesAPI(stand_in())
+    output = live_output(number, server)
+    for pattern in EVIDENCE[number]:
+        if not re.search(pattern, output):
+            raise AssertionError(f"chapter {number}: no {pattern!r} in\n{output}")
+    if not server.received:
+        raise AssertionError(f"chapter {number} sent nothing to the server")
+    turns = [r for r in server.received if r.path == "/v1/messages"]
+    if not all(r.body.get("stream") is True for r in turns):  # the live model always streams
+        raise AssertionError(f"chapter {number} sent a request without streaming")

@@ -186,10 +186,11 @@ class LocalMessagesAPI:
             def log_message(self, format: str, *args: Any) -> None:
                 return None  # quiet: the test reports what matters
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        server = self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        # A short poll: shutdown() waits for the loop to look, and the tests stop it often.
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="local-messages-api", daemon=True
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
         self._thread.start()
         return self
