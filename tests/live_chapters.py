@@ -8,9 +8,9 @@ optional live cell, and any cell that calls ``default_model()``) talks to it thr
 :func:`stand_in` is the model behind the server: it plays what a real model would do with
 each live cell's prompt (the tool calls the chapter's text says to expect, then an answer),
 chapter 05's summary for a compaction request, chapter 07's extraction for a memory request,
-and the command line's demo model for anything else. Each conversation's reply is chosen by
-how many replies it already holds since its latest prompt, so it does not matter which cell,
-agent or fork sends it, or in what order.
+and the command line's demo model for anything else (calling only the tools the request
+offers). Each conversation's reply is chosen by how many replies it already holds since its
+latest prompt, so it does not matter which cell, agent or fork sends it, or in what order.
 """
 
 from __future__ import annotations
@@ -191,8 +191,18 @@ def stand_in(*, summaries: bool = True) -> ScriptedModel:
     model.answer_when(is_extraction_request, scripted_extraction)
     for text, respond in CONVERSATIONS:
         model.answer_when(said(text), respond)
-    model.answer_when(lambda _request: True, demo_reply)
+    model.answer_when(lambda _request: True, offered_tools_only)
     return model
+
+
+def offered_tools_only(request: Request) -> Reply:
+    """The demo model's reply, but never a call of a tool the request does not offer (a real
+    model can only call what it is given; the demo model assumes the command line's tools)."""
+    answer = demo_reply(request)
+    offered = {str(t.get("name")) for t in request.tools or []}
+    if all(call.name in offered for call in answer.tool_calls):
+        return answer
+    return reply(answer.text or "I have no tool for that.")
 
 
 @dataclass

@@ -1,14 +1,4 @@
-"""Chapters 08 on run live: with a key set, against a local Messages API, with no error.
-
-Each chapter is executed top to bottom as a learner with ``ANTHROPIC_API_KEY`` set would run
-it, with ``ANTHROPIC_BASE_URL`` pointing at ``tests/local_api.py`` on loopback (the SDK's
-client, streaming, tool calls: the whole live path). No cell may show an error or write to
-stderr, and the chapter's live cell must show what its mechanism did
-(``tests/live_chapters.py`` says what, and plays the model). The server runs on this
-machine, so this is part of the offline suite. The chapters are split over three files (and
-``test_live_failures.py``) so that the test workers share them: each takes a few seconds, in
-a kernel of its own, and a file's tests stay on one worker.
-"""
+"""Chapters 08 on run live against a local Messages API (see ``test_live_chapters_00_03.py``)."""
 
 from __future__ import annotations
 
