@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anthropic
 import pytest
-from conftest import NetworkBlocked
+from conftest import NetworkBlocked, reachable
 
 import harness
 from harness.model import (
@@ -47,6 +47,22 @@ def test_connecting_to_a_public_address_is_blocked() -> None:
 def test_connect_ex_is_blocked_too() -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock, pytest.raises(NetworkBlocked):
         sock.connect_ex(("127.0.0.1", 9))
+
+
+def test_a_loopback_server_of_the_tests_own_is_reachable_only_inside_its_block() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        address = server.getsockname()
+        with reachable(address), socket.create_connection(address, timeout=5):
+            pass
+        with pytest.raises(NetworkBlocked):
+            socket.create_connection(address, timeout=5)
+
+
+def test_only_loopback_addresses_can_be_made_reachable() -> None:
+    with pytest.raises(ValueError, match="loopback"), reachable(("93.184.216.34", 443)):
+        pass
 
 
 def test_unix_sockets_still_work_for_notebook_kernels() -> None:
