@@ -5,11 +5,12 @@ itself does not change). For each way a call can go wrong it does what Claude Co
 (numbers as observed in third-party analyses of the CLI; the SDK's from its source):
 
 * **A passing failure** (429 rate limit, 529 overloaded, other 5xx, 408, 409, a dropped
-  connection, a timeout): wait and send the same request again, at most 10 attempts. The wait
-  is ``min(0.5 · 2^(n-1), 32)`` seconds plus 0-25 % jitter, unless the API said how long
-  (``retry-after-ms``, then ``retry-after`` in seconds or as an HTTP date), which always wins;
-  an ``x-should-retry`` header overrides the status code either way. Waits go through the
-  agent's ``Clock``: with a ``FakeClock`` nothing really sleeps.
+  connection, a reply whose stream was cut before its end, a timeout): wait and send the
+  same request again, at most 10 attempts. The wait is ``min(0.5 · 2^(n-1), 32)`` seconds
+  plus 0-25 % jitter, unless the API said how long (``retry-after-ms``, then ``retry-after``
+  in seconds or as an HTTP date), which always wins; an ``x-should-retry`` header overrides
+  the status code either way. Waits go through the agent's ``Clock``: with a ``FakeClock``
+  nothing really sleeps.
 * **Overloaded, again and again**: after 3 consecutive 529s, switch to the fallback model (if
   one is configured), with an event. The cost meter prices each call at the model that
   served it.
@@ -53,6 +54,7 @@ from harness.compaction.summary import SUMMARY_MAX_TOKENS, CompactionError, summ
 from harness.events import Event
 from harness.loop import BaseAgent, ModelRequest, Plugin, StopRun
 from harness.model import faults
+from harness.model.live import StreamCut
 
 # Claude Code's wording (observed: quoted from query.ts in third-party analyses).
 CONTINUATION_PROMPT = (
@@ -162,6 +164,9 @@ _ADVICE = {
     "server": "The API failed on its side; try again later (status.anthropic.com).",
     "timeout": "No answer came in time; check the network, or try a smaller request.",
     "connection": "The API could not be reached; check the network and ANTHROPIC_BASE_URL.",
+    "stream_cut": "The reply's stream ended before its end (the connection closed early); "
+    "the partial reply was discarded. If it keeps happening, check the network or a proxy "
+    "that cuts long responses.",
     "conflict": "The request clashed with another one; try again.",
     "prompt_too_long": "The conversation is longer than the context window; compact it "
     "(/compact) or start a new session.",
@@ -203,6 +208,10 @@ def classify(error: anthropic.APIError) -> Failure:
     Never by searching the message for words (prompt-too-long aside, whose only sign is its
     message): the status code and the error's class say what kind of failure it is.
     """
+    if isinstance(error, StreamCut):  # a subclass of APIConnectionError: its kind, said plainly
+        after = error.last_event or "no event"
+        cause = f"stream cut after {after} (no message_stop)"
+        return Failure("connection", True, cause, _ADVICE["stream_cut"])
     if isinstance(error, anthropic.APITimeoutError):  # a subclass of APIConnectionError
         return Failure("timeout", True, "timeout (no answer in time)", _ADVICE["timeout"])
     if isinstance(error, anthropic.APIConnectionError):

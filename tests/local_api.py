@@ -26,6 +26,14 @@ SDK's own client parses it in every test. It is the standard library's
 ``ThreadingHTTPServer``: nothing to install, and one thread per connection, as parallel
 subagents need.
 
+A stream can be cut short (``cuts=[...]``, or :meth:`LocalMessagesAPI.cut`): each streamed
+reply takes the next :class:`Cut`, which drops every event from a given one on (by position,
+or from the first event of a given type, e.g. ``"message_delta"``). By default the server then
+ends the response cleanly (the body's length is that of the events sent), as a server or
+proxy that closes early does, and the SDK's stream ends without an error; with
+``broken=True`` it announces the whole body and closes the connection partway, which the
+SDK's HTTP client reports as an incomplete body. Replies after the cuts are used up go whole.
+
 Anything the model could not answer (its script ran out, a bug) is a 500 ``api_error`` whose
 message says so, and is kept in :attr:`LocalMessagesAPI.failures` for the test to report.
 """
@@ -35,7 +43,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -57,6 +65,26 @@ class Received:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Where a streamed reply stops: ``at`` is how many events are sent (an ``int``) or the type
+    of the first event dropped (a ``str``; a stream without that type goes whole)."""
+
+    at: int | str
+    broken: bool = False
+    """Close the connection mid-body instead of ending the response cleanly."""
+
+    def keep(self, events: list[tuple[str, dict[str, Any]]]) -> int:
+        """How many of ``events`` are sent."""
+        if isinstance(self.at, int):
+            return max(0, min(self.at, len(events)))
+        return next((i for i, (name, _) in enumerate(events) if name == self.at), len(events))
+
+
+def _as_cut(cut: Cut | int | str | None) -> Cut | None:
+    return cut if cut is None or isinstance(cut, Cut) else Cut(cut)
 
 
 def stream_events(message: Message) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -147,7 +175,12 @@ class LocalMessagesAPI:
     """
 
     def __init__(
-        self, model: ScriptedModel, *, count_tokens: bool = True, api_key: str | None = None
+        self,
+        model: ScriptedModel,
+        *,
+        count_tokens: bool = True,
+        api_key: str | None = None,
+        cuts: Iterable[Cut | int | str | None] = (),
     ) -> None:
         self.model = model
         self.count_tokens = count_tokens
@@ -155,10 +188,18 @@ class LocalMessagesAPI:
         self.received: list[Received] = []
         self.failures: list[str] = []
         """What the model could not answer (each also went back as a 500)."""
+        self.cuts: list[Cut | None] = [_as_cut(c) for c in cuts]
+        """Cuts for the next streamed replies, one each, in order (None: that one goes whole)."""
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+
+    def cut(self, *cuts: Cut | int | str | None) -> None:
+        """Cut the next streamed replies, one cut each (``int``/``str``: ``Cut(at=...)``;
+        None: that reply goes whole)."""
+        with self._lock:
+            self.cuts += [_as_cut(c) for c in cuts]
 
     @property
     def url(self) -> str:
@@ -277,11 +318,27 @@ class LocalMessagesAPI:
             return self._send(
                 handler, 200, message.to_json().encode(), "application/json", request_id
             )
-        events = b"".join(
-            f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
-            for name, data in stream_events(message)
+        events = list(stream_events(message))
+        with self._lock:
+            cut = self.cuts.pop(0) if self.cuts else None
+        sent = events[: cut.keep(events)] if cut is not None else events
+        payload = b"".join(
+            f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in sent
         )
-        return self._send(handler, 200, events, "text/event-stream", request_id)
+        if cut is None or not cut.broken:
+            return self._send(handler, 200, payload, "text/event-stream", request_id)
+        whole = b"".join(
+            f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events
+        )
+        handler.close_connection = True  # the connection goes down mid-body
+        handler.send_response(200)
+        handler.send_header("content-type", "text/event-stream")
+        handler.send_header("content-length", str(len(whole)))
+        handler.send_header("request-id", request_id)
+        handler.end_headers()
+        handler.wfile.write(payload)
+        handler.wfile.flush()
+        return None
 
     def _count(
         self, handler: BaseHTTPRequestHandler, body: dict[str, Any], request_id: str

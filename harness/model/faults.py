@@ -30,6 +30,8 @@ from anthropic import (
 )
 from anthropic._error_classes import make_status_error  # the SDK's status -> class table
 
+from harness.model.live import StreamCut
+
 API_URL = "https://api.anthropic.com/v1/messages"
 
 
@@ -145,6 +147,13 @@ def server_error(*, headers: dict[str, str] | None = None) -> InternalServerErro
 def connection_error() -> APIConnectionError:
     """The request never got an answer (DNS, refused connection, dropped Wi-Fi)."""
     return APIConnectionError(request=_request())
+
+
+def cut_stream(last_event: str | None = "content_block_delta") -> StreamCut:
+    """The reply's stream ended before ``message_stop`` (the server closed it early): what
+    ``AnthropicModel`` raises instead of returning half a reply. ``last_event`` is the type of
+    the last event that arrived (None: none did)."""
+    return StreamCut(_request(), last_event=last_event, detail="no message_stop event")
 
 
 def timeout() -> APITimeoutError:

@@ -12,6 +12,15 @@ Two deliberate choices:
   could take longer than its timeout (long outputs must stream), so escalating a cut-off
   reply to a 64K output would fail. ``messages.stream(...).get_final_message()`` returns
   the same ``Message`` a plain ``create`` would.
+
+A stream cut short is a failure, never a reply. When the server closes the connection cleanly
+before ``message_stop``, the SDK's ``MessageStream`` ends without an exception and
+``get_final_message()`` returns the half-built snapshot, with no stop reason. The harness
+would go on with half an answer (a tool call whose input is cut, a sentence that stops). So
+``create`` reads the events itself and raises :class:`StreamCut` unless the stream reached
+``message_stop`` with a stop reason; a connection that breaks mid-stream (which the SDK lets
+through as an ``httpx2`` error, not one of its own) is a ``StreamCut`` too. Recovery (chapter
+06) retries it like any dropped connection, and nothing of the cut reply is kept.
 """
 
 from __future__ import annotations
@@ -20,7 +29,43 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import anthropic
+import httpx2  # the HTTP client the SDK is built on (its fork of httpx)
 from anthropic.types import Message
+
+# The events the API sends; the SDK's stream adds its own after some ("text", "input_json").
+_WIRE_EVENTS = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+
+
+class StreamCut(anthropic.APIConnectionError):
+    """The reply's stream ended before ``message_stop``, or without a stop reason.
+
+    A subclass of the SDK's ``APIConnectionError`` rather than a class of its own: the SDK has
+    no error for a stream cut short (a clean close before ``message_stop`` raises nothing; a
+    broken one raises ``httpx2``'s error unwrapped), and the failure is the same kind as a
+    dropped connection (the answer did not arrive whole; sending the same request again may
+    work). So every ``except anthropic.APIConnectionError`` written against the SDK, and
+    ``harness.recovery.classify``, treat it as the retryable failure it is; recovery names it
+    in its events by ``last_event``.
+    """
+
+    def __init__(self, request: httpx2.Request, *, last_event: str | None, detail: str) -> None:
+        after = f"after {last_event}" if last_event else "before any event"
+        super().__init__(
+            message=f"The reply's stream was cut {after}: {detail}. The partial reply is "
+            "discarded; send the request again.",
+            request=request,
+        )
+        self.last_event = last_event
+        """The type of the last event that arrived (None: none did)."""
 
 
 class AnthropicModel:
@@ -64,7 +109,22 @@ class AnthropicModel:
             params["tools"] = tools
         # The SDK's signatures want its TypedDicts; our dicts have the same shape.
         with self.client.messages.stream(**cast(Any, {**params, **extra})) as stream:
-            return stream.get_final_message()
+            request = stream.response.request
+            last: str | None = None
+            try:
+                for event in stream:
+                    if event.type in _WIRE_EVENTS:  # not the SDK's own ("text", ...)
+                        last = event.type
+                    if event.type == "message_stop":
+                        final: Message = event.message
+                        if final.stop_reason is None:
+                            raise StreamCut(request, last_event=last, detail="no stop reason")
+                        return final
+            except httpx2.TimeoutException as error:  # the SDK's own mapping, as when sending
+                raise anthropic.APITimeoutError(request) from error
+            except httpx2.TransportError as error:  # the connection broke mid-stream
+                raise StreamCut(request, last_event=last, detail=str(error)) from error
+        raise StreamCut(request, last_event=last, detail="no message_stop event")
 
     def count_tokens(
         self,
