@@ -11,16 +11,19 @@ fills up, the memory replaces the old messages with no model call at all (tier 2
 This module holds:
 
 * :class:`Fact`: one fact, with where it came from (a tool call's id or the user, the reply
-  it belongs to, when it was written, and the fact it supersedes);
+  it belongs to, when it was written, and the fact it supersedes); :func:`live_facts`, the
+  facts that stand (a loop of supersedes is broken at its newest fact, so none is lost);
 * :func:`render` and :func:`parse`: facts to ``MEMORY.md`` and back, exactly (a person may
   edit the file; the next read sees the edit, and a line that breaks the format is an error
   naming its line, never a guess);
 * :func:`write_atomic`: a new file is written beside the old one, flushed to disk and moved
-  over it in one step, so a crash leaves the old file or the new one, never half of either;
+  over it in one step, so a crash leaves the old file or the new one, never half of either
+  (and the next write removes the temporary file a killed writer left);
 * :class:`SessionMemory`: the plugin that decides when to extract (first after 10K tokens
   and 3 tool calls, then every 5K tokens and 3 tool calls: Claude Code's numbers as observed),
   runs the fork, checks its edits, holds each section to about 2K tokens and the whole to
-  about 12K (what it trims, it names), and writes the file.
+  about 12K (what it trims, it names), and writes the file, never over a file it could not
+  read or one changed meanwhile, and never through a link out of its folder (``root``).
 
 The fork edits the file with the agent's own ``edit_file`` tool definition, as Claude Code's
 memory agent uses its Edit tool: the definitions must be the parent's, byte for byte, or the
@@ -34,7 +37,8 @@ import contextlib
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -143,13 +147,76 @@ class Fact(BaseModel):
         return int(self.id[1:]) if self.id else 0
 
 
-class MemoryFormatError(ValueError):
-    """``MEMORY.md`` does not follow the format; says which line and why."""
+class SessionMemoryError(Exception):
+    """The memory file cannot be used as it is; it is left untouched, and the message says why.
 
-    def __init__(self, line: int, problem: str) -> None:
+    The one class to catch around :meth:`SessionMemory.load` (resuming a session, ``/memory``,
+    tier 2): a broken or misplaced file is something a person fixes, not a crash.
+    """
+
+
+class MemoryFormatError(SessionMemoryError, ValueError):
+    """``MEMORY.md`` does not follow the format; says which line and why.
+
+    ``path`` is the file when it was read from one (:meth:`SessionMemory.load`), None when
+    :func:`parse` was given text.
+    """
+
+    def __init__(self, line: int, problem: str, *, path: Path | None = None) -> None:
         super().__init__(f"MEMORY.md line {line}: {problem}")
         self.line = line
         self.problem = problem
+        self.path = path
+
+
+class MemoryPathError(SessionMemoryError):
+    """The memory file cannot be read or written where it is: it leads out of the folder it
+    must stay in (a symbolic link on the way), or the file system refused.
+
+    ``path`` is the memory file as it was given.
+    """
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+def live_facts(facts: Sequence[Fact]) -> list[Fact]:
+    """The facts that stand: those no other fact supersedes, in their order.
+
+    A fact naming one that is not there (``supersedes=f99``) drops nothing. Supersedes can
+    form a loop (f1 supersedes f2 and f2 supersedes f1, or f1 → f2 → f3 → f1: a hand edit,
+    or a fork that edited an old line's comment), where each fact is superseded by another
+    and none would stand. The loop is broken at its newest fact (the largest id): the link
+    that points at it is ignored, so it stands and every other fact of the loop is superseded,
+    through it. So no fact is lost: each one left out is superseded, directly or along a
+    chain, by one that stands. Linear in the number of facts.
+    """
+    where: dict[str, int] = {}
+    for n, fact in enumerate(facts):
+        if fact.id is not None:
+            where.setdefault(fact.id, n)
+    # Each fact supersedes at most one other: follow the links, one walk per fact at most.
+    target = [where.get(f.supersedes) if f.supersedes else None for f in facts]
+    state = [0] * len(facts)  # 0 not seen, 1 on the current walk, 2 done
+    for start in range(len(facts)):
+        walk: list[int] = []
+        at: int | None = start
+        while at is not None and state[at] == 0:
+            state[at] = 1
+            walk.append(at)
+            at = target[at]
+        if at is not None and state[at] == 1:  # back on this walk: a loop
+            loop = walk[walk.index(at) :]
+            newest = max(loop, key=lambda i: (facts[i].number, i))
+            for i in loop:
+                if target[i] == newest:
+                    target[i] = None
+        for i in walk:
+            state[i] = 2
+    superseded = {t for t in target if t is not None}
+    return [f for n, f in enumerate(facts) if n not in superseded]
 
 
 # -- MEMORY.md ----------------------------------------------------------------------------------
@@ -281,6 +348,11 @@ def _shorten(text: str, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+_WRITING: set[str] = set()
+"""The temporary files this process is writing now (any thread): never stale."""
+_WRITING_LOCK = threading.Lock()
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so that a crash at any moment leaves a whole file.
 
@@ -288,17 +360,23 @@ def write_atomic(path: Path, text: str) -> None:
     and is then moved over the old file with ``os.replace``, one step the file system does
     whole. The folder is synced too, so the move itself survives a power cut (POSIX). Never
     delete-then-write: a crash between the two would lose the memory.
+
+    A process killed before the move leaves its temporary file behind. So the temporary file
+    is named ``.<name>.<pid>-<random>.tmp``, and each write, once its own file is in place,
+    removes the ones of the same target left by a process that is gone
+    (:func:`stale_temporaries`).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
+        prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp", dir=path.parent
     )
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        with _being_written(temporary):
+            with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
@@ -309,6 +387,73 @@ def write_atomic(path: Path, text: str) -> None:
             os.fsync(folder)
         finally:
             os.close(folder)
+    for stale in stale_temporaries(path):  # the write is done: tidying can only help
+        with contextlib.suppress(OSError):
+            os.unlink(stale)
+
+
+@contextlib.contextmanager
+def _being_written(temporary: str) -> Iterator[None]:
+    """Mark ``temporary`` as this process's write in progress (another thread's write of the
+    same target must not take it for a dead writer's)."""
+    key = os.path.abspath(temporary)
+    with _WRITING_LOCK:
+        _WRITING.add(key)
+    try:
+        yield
+    finally:
+        with _WRITING_LOCK:
+            _WRITING.discard(key)
+
+
+def stale_temporaries(path: Path) -> list[Path]:
+    """The temporary files of ``path``'s earlier writes whose writer is gone.
+
+    They are told from a live writer's by the process id in their name, not by their age: a
+    slow write of a large file is not stale however long it takes, and a dead writer's file is
+    stale at once. A file of a process that is still running is kept (whatever it is doing:
+    if its id was reused, the file waits for that process to end), and so is one this process
+    is writing now, from another thread. Other targets' files are never touched, nor
+    temporary files without a process id (from before this naming). On Windows, where a
+    process cannot be asked whether it runs without being ended, only this process's own
+    leftovers count. Limit: a folder shared between machines or containers would need their
+    names in the file name too, as process ids are only meaningful on one machine.
+    """
+    pattern = re.compile(rf"^\.{re.escape(path.name)}\.(\d+)-[a-z0-9_]+\.tmp$")
+    folder = os.path.abspath(path.parent)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    with _WRITING_LOCK:
+        writing = set(_WRITING)
+    out: list[Path] = []
+    for name in sorted(names):
+        found = pattern.match(name)
+        full = os.path.join(folder, name)
+        if found is None or full in writing:
+            continue
+        pid = int(found.group(1))
+        if pid == os.getpid() or not _running(pid):
+            out.append(Path(full))
+    return out
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists (True when it cannot be told: nothing is removed)."""
+    if os.name != "posix":  # os.kill would end the process there
+        return True
+    if pid <= 0:  # 0 and -1 are groups of processes, not a writer
+        return False
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether it exists
+    except ProcessLookupError:
+        return False
+    except OverflowError:  # not a process id this system can have
+        return False
+    except OSError:  # PermissionError: it exists, another user's
+        return True
+    return True
 
 
 # -- budgets ------------------------------------------------------------------------------------
@@ -326,13 +471,42 @@ class Trimmed:
         return f"{self.fact.id} from {self.fact.section} ({self.budget} budget)"
 
 
+def _section_tokens(section: str, lines: Iterable[str]) -> int:
+    return tokens.estimate_text("\n".join([f"## {section}", *lines]))
+
+
 def section_tokens(facts: Sequence[Fact], section: str) -> int:
     """Tokens one section takes in the model's context (heading and facts, no comments)."""
-    lines = [
-        f"## {section}",
-        *(fact_line(f, provenance=False) for f in facts if f.section == section),
-    ]
-    return tokens.estimate_text("\n".join(lines))
+    return _section_tokens(
+        section, (fact_line(f, provenance=False) for f in facts if f.section == section)
+    )
+
+
+def _fewest(most: int, fits: Callable[[int], bool]) -> int:
+    """The smallest ``k`` in ``0..most`` for which ``fits(k)``, or ``most`` if none does.
+
+    ``fits`` must stay true once it is (dropping more never makes the memory bigger). Tried
+    first at 0 (nothing to drop: the usual case), then from ``most`` down, 1, 2, 4... short of
+    it, then by bisection: a memory far over its budget keeps only a few facts, and checking
+    a few facts is quick.
+    """
+    if most == 0 or fits(0):
+        return 0
+    low, high = 0, most  # fits(low) is false; fits(high), unless high == most
+    step = 1
+    while step < most:
+        if not fits(most - step):
+            low = most - step
+            break
+        high = most - step
+        step *= 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        if fits(middle):
+            high = middle
+        else:
+            low = middle
+    return high
 
 
 def fit_budgets(
@@ -342,21 +516,43 @@ def fit_budgets(
 
     A section over ``per_section`` loses its oldest facts first; then, while the whole is over
     ``total``, the oldest fact of the first section in :data:`TRIM_ORDER` that has any goes.
+    (Oldest: the smallest id; between equals, the first in the list.)
+
+    Dropping one fact at a time and measuring again took time quadratic in the facts (a
+    hand-pasted log of 8,000 lines: 16 s). But the facts go in a known order (a section's
+    oldest first; for the total, :data:`TRIM_ORDER`'s sections one after the other, each
+    measured against what the others take), and the more are dropped the fewer tokens are
+    left, so how many must go is searched for (:func:`_fewest`): the same facts are dropped,
+    in the same order, in n log n time.
     """
-    kept = list(facts)
+    facts = list(facts)
+    lines = [fact_line(f, provenance=False) for f in facts]
+    left: dict[str, list[int]] = {name: [] for name in SECTIONS}
+    for n, fact in enumerate(facts):
+        left[fact.section].append(n)
     trimmed: list[Trimmed] = []
 
-    def drop_oldest(section: str, budget: str) -> None:
-        oldest = min((f for f in kept if f.section == section), key=lambda f: f.number)
-        kept.remove(oldest)
-        trimmed.append(Trimmed(oldest, budget))
+    def trim(name: str, budget: int, reason: str) -> int:
+        """Drop the section's oldest facts until it takes at most ``budget`` tokens (or has
+        none left); its tokens after."""
+        order = sorted(left[name], key=lambda n: (facts[n].number, n))
 
-    for name in SECTIONS:
-        while section_tokens(kept, name) > per_section and any(f.section == name for f in kept):
-            drop_oldest(name, "section")
-    while sum(section_tokens(kept, name) for name in SECTIONS) > total and kept:
-        drop_oldest(next(s for s in TRIM_ORDER if any(f.section == s for f in kept)), "total")
-    return kept, trimmed
+        def size(k: int) -> int:  # with the k oldest gone; the rest in the list's order
+            return _section_tokens(name, (lines[n] for n in sorted(order[k:])))
+
+        drop = _fewest(len(order), lambda k: size(k) <= budget)
+        trimmed.extend(Trimmed(facts[n], reason) for n in order[:drop])
+        left[name] = sorted(order[drop:])
+        return size(drop)
+
+    size_of = {name: trim(name, per_section, "section") for name in SECTIONS}
+    for name in TRIM_ORDER:
+        others = sum(size_of.values()) - size_of[name]
+        if others + size_of[name] <= total:
+            break
+        size_of[name] = trim(name, total - others, "total")
+    kept = sorted(n for name in SECTIONS for n in left[name])
+    return [facts[n] for n in kept], trimmed
 
 
 # -- the fork's edit tool -----------------------------------------------------------------------
@@ -563,18 +759,26 @@ class SessionMemory(Plugin):
     session goes on (and tier 2 waits for a running one to finish before it reads the file).
     Here it runs at once, after the reply, so every run is deterministic; the cost in tokens
     is the same, only the wait differs.
+
+    ``root``, when given, is the folder the file must stay in: the memory is neither read nor
+    written when the file's real path (every symbolic link on the way followed) is outside
+    ``root``'s real path, so a ``session-memory`` folder linked elsewhere cannot make the
+    extraction write there (:class:`MemoryPathError`). The command line gives its sessions
+    folder.
     """
 
     def __init__(
         self,
         path: str | Path,
         *,
+        root: str | Path | None = None,
         schedule: ExtractionSchedule | None = None,
         per_section: int = SECTION_TOKENS,
         total: int = TOTAL_TOKENS,
         fork_turns: int = DEFAULT_FORK_TURNS,
     ) -> None:
         self.path = Path(path)
+        self.root = Path(root) if root is not None else None
         self.schedule = schedule or ExtractionSchedule()
         self.per_section = per_section
         self.total = total
@@ -598,22 +802,60 @@ class SessionMemory(Plugin):
     # -- the file ----------------------------------------------------------------------------
 
     def load(self, now: float | None = None) -> list[Fact]:
-        """Read ``MEMORY.md`` again if it changed (a hand edit); :class:`MemoryFormatError` if
-        it is broken (``self.facts`` keeps the last good memory).
+        """Read ``MEMORY.md`` again if it changed (a hand edit); ``self.facts`` keeps the last
+        good memory when it cannot be read.
 
-        Lines added by hand get an id here, with source ``hand-edit``.
+        Raises :class:`MemoryFormatError` (with the line, and ``path``) if the file is broken,
+        bytes that are not UTF-8 included, and :class:`MemoryPathError` if it is outside
+        ``root`` or cannot be read; both are :class:`SessionMemoryError`. Lines added by hand
+        get an id here, with source ``hand-edit``.
         """
+        text = self._read()
+        if text is None or text == self._text:
+            return self.facts
         try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return self.facts
-        if text == self._text:
-            return self.facts
-        parsed = parse(text)
+            parsed = parse(text)
+        except MemoryFormatError as error:
+            raise MemoryFormatError(error.line, error.problem, path=self.path) from None
         moment = datetime.fromtimestamp(now, tz=UTC) if now is not None else None
-        self.facts = self._settle(parsed, lambda _source: self.replies or None, moment)
+        self.facts = live_facts(self._number(parsed, lambda _source: self.replies or None, moment))
         self._text = text
         return self.facts
+
+    def check_place(self) -> None:
+        """:class:`MemoryPathError` unless the file's real path is inside ``root``'s (if any).
+
+        Checked before each read and each write, not once: a link can appear at any time.
+        """
+        if self.root is None:
+            return
+        try:
+            inside = self.path.resolve().is_relative_to(self.root.resolve())
+        except (OSError, RuntimeError) as error:  # RuntimeError: a loop of symbolic links
+            raise MemoryPathError(self.path, f"cannot follow its path ({error})") from None
+        if not inside:
+            raise MemoryPathError(
+                self.path,
+                f"leads to {self.path.resolve()}, outside {self.root} (a symbolic link on the "
+                "way): the session memory is neither read nor written there",
+            )
+
+    def _read(self) -> str | None:
+        """The file's text, or None if there is no file yet."""
+        self.check_place()
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            raise MemoryPathError(self.path, f"cannot be read ({error.strerror})") from None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = data.count(b"\n", 0, error.start) + 1
+            column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+            problem = f"byte 0x{data[error.start]:02x} at column {column} is not UTF-8"
+            raise MemoryFormatError(line, problem, path=self.path) from None
 
     def text(self, *, provenance: bool = True) -> str:
         """The memory as ``MEMORY.md`` (``provenance=False``: as the model's context gets it)."""
@@ -625,13 +867,13 @@ class SessionMemory(Plugin):
         except ValueError:
             return self.path.as_posix()
 
-    def _settle(
+    def _number(
         self,
         parsed: Sequence[Fact],
         turn_of: Any,
         moment: datetime | None,
     ) -> list[Fact]:
-        """Give new lines an id, turn and time; drop the facts they supersede."""
+        """Give new lines an id, turn and time (:func:`live_facts` then drops the superseded)."""
         self._next = max([self._next, *(f.number + 1 for f in parsed)])
         out: list[Fact] = []
         for fact in parsed:
@@ -645,8 +887,7 @@ class SessionMemory(Plugin):
                 )
                 self._next += 1
             out.append(fact)
-        gone = {f.supersedes for f in out if f.supersedes}
-        return [f for f in out if f.id not in gone]
+        return out
 
     # -- extraction -----------------------------------------------------------------------------
 
@@ -678,12 +919,19 @@ class SessionMemory(Plugin):
             )
         now = agent.clock.now()
         moment = datetime.fromtimestamp(now, tz=UTC)
+        path = self._display_path(agent)
         try:
             before = self.load(now)
-        except MemoryFormatError as error:
-            return self._failed(agent, context, f"{error}; fix the file by hand")
+        except MemoryFormatError as error:  # a hand edit: never overwritten, never guessed at
+            return self._failed(
+                agent,
+                context,
+                f"{path} line {error.line}: {error.problem}; fix the file by hand "
+                "(it is left as it is)",
+            )
+        except MemoryPathError as error:
+            return self._failed(agent, context, str(error))
         text_before = render(before)
-        path = self._display_path(agent)
         editor = MemoryEditor(path, text_before, real=self.path)
         directive = extraction_directive(
             path, text_before, per_section=self.per_section, total=self.total
@@ -700,24 +948,39 @@ class SessionMemory(Plugin):
             return self._failed(
                 agent, context, f"all {editor.refused} of the fork's edits were refused", usage
             )
-        turn_of = self._turn_finder(agent)
-        after = self._settle(parse(editor.text), turn_of, moment)
+        numbered = self._number(parse(editor.text), self._turn_finder(agent), moment)
+        after = live_facts(numbered)
         kept, trimmed = fit_budgets(after, per_section=self.per_section, total=self.total)
         text = render(kept)
+        # The file must still be the one the fork started from: a person may have edited it
+        # meanwhile (or put a link in its way), and their edit is not to be written over.
+        try:
+            on_disk = self._read()
+        except SessionMemoryError as error:
+            return self._failed(agent, context, f"{error}; it is left as it is", usage)
+        if on_disk is not None and on_disk != self._text:
+            return self._failed(
+                agent,
+                context,
+                f"{path} was changed while the memory was being updated; the change is kept, "
+                "and the next extraction reads it",
+                usage,
+            )
         try:
             write_atomic(self.path, text)
         except OSError as error:
             return self._failed(agent, context, f"could not write {path}: {error}", usage)
         known = {f.id for f in before}
-        now_ids = {f.id for f in after}
-        superseding = {f.supersedes for f in after if f.supersedes and f.id not in known}
+        live = {f.id for f in after}
+        targets = {f.supersedes for f in numbered if f.supersedes}
+        gone = [f for f in before if f.id not in live]
         record = Extraction(
             reply=self.replies,
             context_tokens=context,
             ok=True,
             added=tuple(f for f in after if f.id not in known),
-            superseded=tuple(f for f in before if f.id in superseding),
-            removed=tuple(f for f in before if f.id not in now_ids and f.id not in superseding),
+            superseded=tuple(f for f in gone if f.id in targets),
+            removed=tuple(f for f in gone if f.id not in targets),
             trimmed=tuple(trimmed),
             usage=usage,
         )
@@ -764,13 +1027,17 @@ __all__ = [
     "MemoryEditor",
     "MemoryFormatError",
     "MemoryNotUpdated",
+    "MemoryPathError",
     "MemoryUpdated",
     "SectionName",
     "SessionMemory",
+    "SessionMemoryError",
     "Trimmed",
     "extraction_directive",
     "fit_budgets",
+    "live_facts",
     "parse",
     "render",
+    "stale_temporaries",
     "write_atomic",
 ]
