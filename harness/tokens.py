@@ -29,7 +29,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from harness.messages import as_block
 
@@ -195,6 +195,11 @@ class ContextBudget(BaseModel):
 
     >>> ContextBudget(window=200_000, max_output=32_000).auto_compact_threshold
     167000
+
+    A window no larger than its reserves (the reply's and the buffer: 33K with the defaults)
+    is refused when the budget is made: its threshold would be zero or negative, so every
+    request would compact and no compaction could get under it. A small window needs a
+    smaller ``max_output`` or ``buffer``.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -205,6 +210,20 @@ class ContextBudget(BaseModel):
     """The largest ``max_tokens`` the harness will ask for; room is kept for that reply."""
     buffer: int = Field(AUTO_COMPACT_BUFFER, ge=0)
     """Tokens kept free below the effective window, so compaction starts before it is too late."""
+
+    @model_validator(mode="after")
+    def _leaves_room(self) -> ContextBudget:
+        reserve = min(self.max_output, MAX_OUTPUT_RESERVE)
+        if self.window <= reserve + self.buffer:
+            raise ValueError(
+                f"a context window of {self.window:,} tokens leaves no room below its reserves: "
+                f"{reserve:,} for the reply (min(max_output={self.max_output:,}, "
+                f"{MAX_OUTPUT_RESERVE:,})) and a buffer of {self.buffer:,} take "
+                f"{reserve + self.buffer:,}, so the auto-compact threshold would be "
+                f"{self.window - reserve - self.buffer:,}. Give a window larger than "
+                f"{reserve + self.buffer:,}, or a smaller max_output or buffer."
+            )
+        return self
 
     @computed_field  # type: ignore[prop-decorator]
     @property

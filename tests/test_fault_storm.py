@@ -62,7 +62,7 @@ from harness.recovery import (
     RecoveryPolicy,
     Retrying,
 )
-from harness.tokens import ContextBudget
+from harness.tokens import AUTO_COMPACT_BUFFER, ContextBudget
 from harness.tools import builtin_tools
 from tests.small_tools import count, echo
 
@@ -526,7 +526,9 @@ def run_small_window_session(
     script = [reply("Reading the five parts.", tool_calls=reads), reply("They agree.")]
     model = ScriptedModel(script, context_window=window, clock=clock)
     model.answer_when(is_compaction_request, scripted_summary)
-    auto = AutoCompact(ContextBudget(window=window, max_output=max_output))
+    # Below 15K the default 13K buffer leaves no room (ContextBudget refuses it): keep 1K.
+    buffer = min(AUTO_COMPACT_BUFFER, window - max_output - 1_000)
+    auto = AutoCompact(ContextBudget(window=window, max_output=max_output, buffer=buffer))
     agent = Agent(
         model,
         tools=builtin_tools(),

@@ -13,6 +13,12 @@ What stays (Claude Code's rule, as observed):
 * and more, going back, until the kept messages hold at least 10K tokens and at least 5
   messages (no more than 40K, our choice: Claude Code has a maximum, whose value we did not
   confirm), so the model sees its recent work as it was;
+* on a window smaller than 200K, less: the token range scales with the window, 5 % to 20 %
+  of it (a 50K window keeps 2.5K-10K). This rule is our choice, not Claude Code's: its numbers
+  are for 200K windows, and kept whatever the window they would leave a small window over its
+  threshold (40K of recent messages do not fit under a 50K window's 33K), so tier 2 would
+  never help there. At 200K and above the numbers stay Claude Code's (a larger window does
+  not need more kept to fit). The 5 messages do not scale;
 * the cut never falls between a ``tool_use`` and its ``tool_result`` (a reply and the results
   answering it stay together).
 
@@ -30,11 +36,26 @@ from harness import messages as m
 from harness import tokens
 from harness.compaction.events import Compacted
 from harness.loop import BaseAgent, Rewrite
-from harness.memory import MemoryFormatError, SessionMemory
+from harness.memory import SessionMemory, SessionMemoryError
 
 MIN_KEEP_TOKENS = 10_000  # Claude Code, as observed
 MIN_KEEP_MESSAGES = 5  # Claude Code, as observed
 MAX_KEEP_TOKENS = 40_000  # our choice (Claude Code caps it too; we did not confirm its number)
+REFERENCE_WINDOW = 200_000  # the window Claude Code's numbers are for
+
+
+def keep_range(window: int) -> tuple[int, int]:
+    """``(min_tokens, max_tokens)`` of tier 2 for a context window of ``window`` tokens.
+
+    Claude Code's 10K-40K at 200K and above; below, the same shares of the window (5 % and
+    20 %), so that what is kept leaves room under a small window's threshold (our rule; see
+    the module docstring).
+    """
+    if window <= 0:
+        raise ValueError(f"a context window holds at least one token, not {window}")
+    scale = min(1.0, window / REFERENCE_WINDOW)
+    return max(1, round(MIN_KEEP_TOKENS * scale)), max(1, round(MAX_KEEP_TOKENS * scale))
+
 
 MEMORY_PREAMBLE = (
     "This session is being continued from a previous conversation that ran out of context. "
@@ -113,16 +134,18 @@ def unread_from(memory: SessionMemory, messages: Sequence[m.MessageDict]) -> int
 class SessionMemoryCompaction:
     """Tier 2, for ``AutoCompact(session_memory=...)``: ``tier(agent)`` is a rewrite or None.
 
-    ``last_reason`` says why the last call offered nothing (shown in the chapter).
+    ``min_tokens`` and ``max_tokens`` left out are the agent's window's (:func:`keep_range` of
+    ``agent.context_window``, read at each call). ``last_reason`` says why the last call
+    offered nothing (shown in the chapter).
     """
 
     def __init__(
         self,
         memory: SessionMemory,
         *,
-        min_tokens: int = MIN_KEEP_TOKENS,
+        min_tokens: int | None = None,
         min_messages: int = MIN_KEEP_MESSAGES,
-        max_tokens: int = MAX_KEEP_TOKENS,
+        max_tokens: int | None = None,
         trigger: str = "threshold",
     ) -> None:
         self.memory = memory
@@ -136,7 +159,7 @@ class SessionMemoryCompaction:
         self.last_reason = ""
         try:
             facts = self.memory.load(agent.clock.now())  # the file wins: a hand edit counts
-        except MemoryFormatError as error:
+        except SessionMemoryError as error:  # broken by hand, or a link out of the session
             return self._nothing(f"{error} (the last good memory is not used either)")
         if not facts:
             return self._nothing("the session memory is empty")
@@ -144,12 +167,13 @@ class SessionMemoryCompaction:
         unread = unread_from(self.memory, messages)
         if unread is None:
             return self._nothing("the memory has not read this conversation since it changed")
+        least, most = keep_range(agent.context_window)
         start = keep_from(
             messages,
             unread,
-            min_tokens=self.min_tokens,
+            min_tokens=least if self.min_tokens is None else self.min_tokens,
             min_messages=self.min_messages,
-            max_tokens=self.max_tokens,
+            max_tokens=most if self.max_tokens is None else self.max_tokens,
         )
         if start == 0:
             return self._nothing("every message is recent (nothing to replace)")
@@ -175,8 +199,10 @@ __all__ = [
     "MEMORY_PREAMBLE",
     "MIN_KEEP_MESSAGES",
     "MIN_KEEP_TOKENS",
+    "REFERENCE_WINDOW",
     "SessionMemoryCompaction",
     "keep_from",
+    "keep_range",
     "memory_message",
     "unread_from",
 ]
