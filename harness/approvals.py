@@ -30,25 +30,40 @@ Errors are typed and each says what a person should be shown: :class:`ApprovalCo
 :class:`ApprovalInvalid` (422: a snapshot or store this code cannot read) and
 :class:`ApprovalNotFound` (404). The status numbers are the HTTP codes seed 004 maps them
 to, for a caller that serves approvals over the web.
+
+What is read from disk is checked, never assumed: a store file that is not SQLite, is cut
+short, is a folder, is read-only or holds another program's tables is refused as
+:class:`ApprovalInvalid` naming the file, where it is opened or queried; a row whose columns
+contradict its state (``applied`` with no outcome, say) is refused naming the row, and the
+sound rows around it stay usable. (``assert`` is kept for this module's own invariants: it
+vanishes under ``python -O``, so it never guards data.)
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import socket
 import sqlite3
 import threading
 import uuid as uuidlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from harness import messages as m
 from harness.clock import Clock, RealClock, isoformat
@@ -77,6 +92,7 @@ APPLY_LEASE = 600.0
 new owner does not run the call again: it may have run, so it is answered as interrupted."""
 
 State = Literal["pending", "approved", "rejected", "applying", "applied", "expired"]
+STATES: tuple[State, ...] = ("pending", "approved", "rejected", "applying", "applied", "expired")
 
 
 # -- errors ---------------------------------------------------------------------------------
@@ -106,6 +122,13 @@ class ApprovalInvalid(ApprovalError):
     """A snapshot (or a store) this code cannot read: the message says what was found."""
 
     status = 422
+
+
+class ApprovalStoreBusy(ApprovalInvalid):
+    """The store stayed locked by another process past the busy timeout: try again later
+    (unlike the other problems of a store, this one passes)."""
+
+    status = 503
 
 
 # -- the snapshot ---------------------------------------------------------------------------
@@ -164,6 +187,16 @@ class PendingToolCall(BaseModel):
                 )
         return data
 
+    @field_validator("session_id")
+    @classmethod
+    def _not_a_path(cls, value: str) -> str:
+        # The session id names the transcript file resume opens: a path would reach outside
+        # the sessions folder (chapter 08's ``Sessions.path`` refuses the same ids).
+        problem = session_id_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
     @model_validator(mode="after")
     def _hash_matches(self) -> PendingToolCall:
         if self.call_hash != call_hash(self.tool, self.input):
@@ -180,11 +213,7 @@ class PendingToolCall(BaseModel):
                 return cls.model_validate(raw)
             return cls.model_validate_json(raw)
         except ValidationError as error:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in issue['loc']) or '(snapshot)'}: {issue['msg']}"
-                for issue in error.errors()
-            )
-            raise ApprovalInvalid(f"unreadable approval snapshot: {problems}") from None
+            raise _unreadable(error) from None
 
     @classmethod
     def of(
@@ -197,22 +226,51 @@ class PendingToolCall(BaseModel):
         now: float,
         ttl: float,
     ) -> PendingToolCall:
-        return cls(
-            version=SNAPSHOT_VERSION,
-            approval_id=approval_id,
-            session_id=session_id,
-            reply_uuid=reply_uuid,
-            tool_use_id=request.tool_use_id,
-            tool=request.tool,
-            input=dict(request.input),
-            call_hash=call_hash(request.tool, request.input),
-            reason=request.reason,
-            created_at=_moment(now),
-            expires_at=_moment(now + ttl),
-        )
+        """The snapshot of ``request``, or :class:`ApprovalInvalid` saying why it cannot be
+        made (a session id that is a path, a ttl that is not positive)."""
+        try:
+            return cls(
+                version=SNAPSHOT_VERSION,
+                approval_id=approval_id,
+                session_id=session_id,
+                reply_uuid=reply_uuid,
+                tool_use_id=request.tool_use_id,
+                tool=request.tool,
+                input=dict(request.input),
+                call_hash=call_hash(request.tool, request.input),
+                reason=request.reason,
+                created_at=_moment(now),
+                expires_at=_moment(now + ttl),
+            )
+        except ValidationError as error:
+            raise _unreadable(error, "approval snapshot refused") from None
 
     def expired(self, now: float) -> bool:
         return now >= self.expires_at.timestamp()
+
+
+def session_id_problem(session_id: str) -> str | None:
+    """Why ``session_id`` cannot name a session's transcript, or None if it can. A session id
+    is a file name, never a path: no separator, not ``.`` or ``..``, not empty."""
+    if not session_id or session_id in (".", ".."):
+        return f"{session_id!r} is not a session id"
+    if "/" in session_id or "\\" in session_id or "\x00" in session_id:
+        return f"{session_id!r} is not a session id: a session id is never a path"
+    return None
+
+
+def _unreadable(
+    error: ValidationError, what: str = "unreadable approval snapshot"
+) -> ApprovalInvalid:
+    return ApprovalInvalid(f"{what}: {_problems(error, '(snapshot)')}")
+
+
+def _problems(error: ValidationError, whole: str = "(the whole of it)") -> str:
+    """Each problem pydantic found, as ``field: what is wrong``."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in issue['loc']) or whole}: {issue['msg']}"
+        for issue in error.errors()
+    )
 
 
 class Decision(BaseModel):
@@ -283,6 +341,18 @@ CREATE TABLE IF NOT EXISTS approvals (
 );
 CREATE INDEX IF NOT EXISTS approvals_by_state ON approvals (state, session_id);
 """
+_COLUMNS = (
+    "id",
+    "session_id",
+    "state",
+    "snapshot",
+    "decision",
+    "decided_at",
+    "claimed_by",
+    "claimed_at",
+    "outcome",
+    "updated_at",
+)
 
 
 class ApprovalStore:
@@ -307,22 +377,66 @@ class ApprovalStore:
         self.clock: Clock = clock or RealClock()
         self.lease = lease
         self.busy_timeout = busy_timeout
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_dir():
+            raise ApprovalInvalid(f"the approval store {self.path} is a folder, not a file")
+        if not _may_be_sqlite(self.path):  # SQLite would take a 1-byte file for an empty one
+            raise ApprovalInvalid(
+                f"the approval store {self.path} {_WHAT_WENT_WRONG[sqlite3.SQLITE_NOTADB]}; "
+                "it was left as it is"
+            )
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:  # a parent that is a file, or a folder we may not write
+            why = (
+                f"{error.filename} is a file, not a folder"
+                if isinstance(error, FileExistsError | NotADirectoryError)
+                else error.strerror
+            )
+            raise ApprovalInvalid(
+                f"cannot make the folder of the approval store {self.path}: {why}"
+            ) from None
         with self._connection() as con:
-            con.execute("PRAGMA journal_mode=WAL")
+            # Read before writing anything: another program's file is refused untouched.
             found = con.execute("PRAGMA user_version").fetchone()[0]
             if found > SCHEMA_VERSION:
                 raise ApprovalInvalid(
-                    f"the approval store {self.path.name} has layout version {found}; this "
+                    f"the approval store {self.path} has layout version {found}; this "
                     f"harness reads version {SCHEMA_VERSION}"
                 )
+            self._check_tables(con)
+            con.execute("PRAGMA journal_mode=WAL")
             con.executescript(_SCHEMA)
             if found == 0:
                 con.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
+    def _check_tables(self, con: sqlite3.Connection) -> None:
+        """Refuse a database that is not an approval store: other tables and no
+        ``approvals``, or an ``approvals`` table with other columns (another program's)."""
+        tables = sorted(
+            name
+            for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not str(name).startswith("sqlite_")
+        )
+        if "approvals" in tables:
+            columns = [str(row[1]) for row in con.execute("PRAGMA table_info(approvals)")]
+            if sorted(columns) != sorted(_COLUMNS):
+                raise ApprovalInvalid(
+                    f"{self.path} has an approvals table with other columns "
+                    f"({', '.join(columns)}) than an approval store's ({', '.join(_COLUMNS)}): "
+                    "another program's table? It was left as it is; give the store a file of "
+                    "its own"
+                )
+        elif tables:
+            raise ApprovalInvalid(
+                f"{self.path} holds other tables ({', '.join(tables)}) and no approvals table: "
+                "it is another program's database, not an approval store. It was left as it "
+                "is; give the store a file of its own"
+            )
+
     # -- reading ----------------------------------------------------------------------------
 
     def get(self, approval_id: str) -> Record:
+        """The row of ``approval_id``; :class:`ApprovalInvalid` if it cannot be read."""
         with self._connection() as con:
             row = con.execute(_SELECT + " WHERE id = ?", (approval_id,)).fetchone()
         if row is None:
@@ -334,31 +448,32 @@ class ApprovalStore:
         rows this code cannot read (:meth:`unreadable` lists those, with the reason), so one
         bad row never hides the others."""
         now = self.clock.now()
-        records = [r for r in self._pending_rows(session_id) if isinstance(r, Record)]
+        records = [r for r in self._rows(session_id, pending=True) if isinstance(r, Record)]
         return [r for r in records if not r.snapshot.expired(now)]
 
     def all(self) -> list[Record]:
-        """Every row, oldest first, whatever its state (for a view of the whole store)."""
-        with self._connection() as con:
-            rows = con.execute(_SELECT + " ORDER BY rowid").fetchall()
-        return [_record(row) for row in rows]
+        """Every row this code can read, oldest first, whatever its state (for a view of the
+        whole store). The others are in :meth:`unreadable`: one bad row hides nothing."""
+        return [r for r in self._rows(None) if isinstance(r, Record)]
 
     def unreadable(self) -> list[tuple[str, str]]:
-        """Pending rows this code cannot read, as (approval id, what is wrong)."""
-        return [r for r in self._pending_rows(None) if isinstance(r, tuple)]
+        """Rows this code cannot read, in any state, as (approval id, what is wrong)."""
+        return [r for r in self._rows(None) if isinstance(r, tuple)]
 
-    def _pending_rows(self, session_id: str | None) -> list[Record | tuple[str, str]]:
-        query = "SELECT id, " + _SELECT.removeprefix("SELECT ") + " WHERE state = 'pending'"
-        query += " AND session_id = ?" if session_id else ""
+    def _rows(
+        self, session_id: str | None, *, pending: bool = False
+    ) -> list[Record | tuple[str, str]]:
+        where = ["state = 'pending'"] if pending else []
+        if session_id:
+            where.append("session_id = ?")
+        query = _SELECT + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY rowid"
         out: list[Record | tuple[str, str]] = []
         with self._connection() as con:
-            for approval_id, *row in con.execute(
-                query + " ORDER BY rowid", (session_id,) if session_id else ()
-            ):
+            for row in con.execute(query, (session_id,) if session_id else ()):
                 try:
-                    out.append(_record(tuple(row)))
+                    out.append(_record(row))
                 except ApprovalInvalid as error:
-                    out.append((approval_id, str(error)))
+                    out.append((str(row[0]), str(error)))
         return out
 
     # -- the transitions --------------------------------------------------------------------
@@ -475,12 +590,21 @@ class ApprovalStore:
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
-        con = sqlite3.connect(
-            self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
-        )
+        """A connection of its own; any SQLite error while it is open (opening it, or a
+        query of the caller's) becomes :class:`ApprovalInvalid` naming the file."""
+        try:
+            con = sqlite3.connect(
+                self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as error:
+            raise _store_error(self.path, error, self.busy_timeout) from error
         try:
             con.execute("PRAGMA synchronous=FULL")
             yield con
+        except sqlite3.Error as error:
+            if getattr(error, "sqlite_errorcode", None) is None:
+                raise  # not from the database (a wrong binding, say): this code's own bug
+            raise _store_error(self.path, error, self.busy_timeout) from error
         finally:
             con.close()
 
@@ -491,7 +615,9 @@ class ApprovalStore:
             try:
                 yield con
             except BaseException:
-                con.execute("ROLLBACK")
+                if con.in_transaction:  # a failed statement may have ended it already
+                    with suppress(sqlite3.Error):  # the first error is the one to report
+                        con.execute("ROLLBACK")
                 raise
             con.execute("COMMIT")
 
@@ -507,29 +633,123 @@ class ApprovalStore:
         con.execute(f"UPDATE approvals SET {names} WHERE id = ?", (*columns.values(), approval_id))
 
 
-_SELECT = (
-    "SELECT snapshot, state, decision, decided_at, claimed_by, claimed_at, outcome, updated_at "
-    "FROM approvals"
-)
+_SELECT = f"SELECT {', '.join(_COLUMNS)} FROM approvals"
+
+_WHAT_WENT_WRONG = {
+    sqlite3.SQLITE_NOTADB: "is not an SQLite database (another kind of file, or a damaged one)",
+    sqlite3.SQLITE_CORRUPT: "is damaged (cut short or overwritten); restore it from a copy",
+    sqlite3.SQLITE_CANTOPEN: "cannot be opened (is its folder missing or not writable?)",
+    sqlite3.SQLITE_READONLY: "is read-only, and the store writes every decision to it",
+    sqlite3.SQLITE_PERM: "may not be opened by this process (permission denied)",
+    sqlite3.SQLITE_IOERR: "could not be read or written (an input/output error)",
+    sqlite3.SQLITE_FULL: "cannot grow: the disk is full",
+}
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _may_be_sqlite(path: Path) -> bool:
+    """Whether ``path`` is missing, empty, or starts as an SQLite database does."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(len(_SQLITE_HEADER))
+    except OSError:  # missing (a new store), or unreadable: SQLite will say why
+        return True
+    return not head or head == _SQLITE_HEADER
+
+
+def _store_error(path: Path, error: sqlite3.Error, timeout: float) -> ApprovalInvalid:
+    """The SQLite error ``error`` as what a person can act on, naming the file."""
+    code = getattr(error, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None  # extended codes keep it low
+    if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return ApprovalStoreBusy(
+            f"the approval store {path} stayed locked by another process for {timeout:g} s; "
+            f"try again (SQLite: {error})"
+        )
+    what = _WHAT_WENT_WRONG.get(primary or 0, "cannot be used")
+    return ApprovalInvalid(f"the approval store {path} {what} (SQLite: {error})")
 
 
 def _record(row: tuple[Any, ...]) -> Record:
-    snapshot, state, decision, decided_at, claimed_by, claimed_at, outcome, updated_at = row
+    """A row, read and checked: its columns must agree with each other and with its state
+    (a call marked applied has the outcome it was applied with, and so on), or it is refused
+    as :class:`ApprovalInvalid` naming the row. The module's transitions rely on these."""
+    approval_id, session_id, state, snapshot, decision, decided_at, *rest = row  # _COLUMNS
+    claimed_by, claimed_at, outcome, updated_at = rest
+
+    def bad(problem: str) -> ApprovalInvalid:
+        return ApprovalInvalid(f"approval row {approval_id!r}: {problem}")
+
+    if not isinstance(snapshot, str):
+        raise bad(f"its snapshot is {type(snapshot).__name__}, not JSON text")
+    try:
+        parsed = PendingToolCall.parse(snapshot)
+    except ApprovalInvalid as error:
+        raise bad(str(error)) from None
+    if parsed.approval_id != approval_id:
+        raise bad(f"its snapshot is of another approval, {parsed.approval_id!r}")
+    if parsed.session_id != session_id:
+        raise bad(
+            f"its snapshot is of session {parsed.session_id!r}, the row says session {session_id!r}"
+        )
+    if state not in STATES:
+        raise bad(f"its state {state!r} is none of {', '.join(STATES)}")
+    for name, value in (("decision", decision), ("outcome", outcome), ("claimed_by", claimed_by)):
+        if value is not None and not isinstance(value, str):
+            raise bad(f"its {name} is {type(value).__name__}, not text")
+    for name, value in (
+        ("decided_at", decided_at),
+        ("claimed_at", claimed_at),
+        ("updated_at", updated_at),
+    ):
+        number = isinstance(value, int | float) and math.isfinite(value)
+        if not (number or (value is None and name != "updated_at")):
+            raise bad(f"its {name} is {value!r}, not a time")
     try:
         answer = Decision.model_validate_json(decision) if decision else None
+    except ValidationError as error:
+        raise bad(f"its decision is unreadable: {_problems(error)}") from None
+    try:
         result = json.loads(outcome) if outcome else None
-    except (ValidationError, ValueError) as error:
-        raise ApprovalInvalid(f"unreadable approval row: {error}") from None
-    return Record(
-        PendingToolCall.parse(snapshot),
-        state,
-        answer,
-        decided_at,
-        claimed_by,
-        claimed_at,
-        result,
-        updated_at,
-    )
+    except ValueError as error:
+        raise bad(f"its outcome is not JSON: {error}") from None
+    if result is not None and not (
+        isinstance(result, dict) and result.get("type") == "tool_result"
+    ):
+        raise bad("its outcome is not a tool_result block")
+    problem = _contradiction(state, answer, claimed_by, claimed_at, result)
+    if problem is not None:
+        raise bad(problem)
+    return Record(parsed, state, answer, decided_at, claimed_by, claimed_at, result, updated_at)
+
+
+def _contradiction(
+    state: State,
+    decision: Decision | None,
+    claimed_by: str | None,
+    claimed_at: float | None,
+    outcome: m.Block | None,
+) -> str | None:
+    """What in a row contradicts its state, if anything: the states the transitions move
+    through, and what each has written by then."""
+    if state == "pending" and (decision is not None or outcome is not None):
+        return "state 'pending' with a decision or an outcome recorded (it would run again)"
+    if state in ("approved", "rejected", "applying", "applied") and decision is None:
+        return f"state {state!r} without a decision"
+    if (
+        state in ("approved", "rejected")
+        and decision is not None
+        and decision.approve != (state == "approved")
+    ):
+        said = "approve" if decision.approve else "reject"
+        return f"state {state!r} with a decision to {said}"
+    if state == "applying" and (not claimed_by or claimed_at is None):
+        return "state 'applying' without an owner and the time of its claim"
+    if state == "applied" and outcome is None:
+        return "state 'applied' without the outcome it was applied with"
+    return None
 
 
 def _moment(timestamp: float) -> datetime:
