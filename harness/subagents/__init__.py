@@ -15,7 +15,9 @@ the child reports. Two kinds of child, both started by one tool, :class:`Subagen
 
 Either way the child cannot change the parent's state: its conversation is a deep copy,
 its tool calls run in a runner of its own (the parent's permissions and hooks still
-apply), and it never compacts the parent. Its model calls go through the parent's
+apply), and it never compacts the parent. Nor can it start children of its own: Claude
+Code gives its subagents no Agent tool, and we cap the depth at 1 too (:data:`MAX_DEPTH`;
+``tool`` says how). Its model calls go through the parent's
 ``agent.call`` (the one path to the model, so retries and the parent's cost meter cover
 them too), marked with their own ``purpose``.
 
@@ -50,8 +52,10 @@ from harness.subagents.capsule import (
 )
 from harness.subagents.children import (
     DEFAULT_SUBAGENT_TURNS,
+    MAX_DEPTH,
     Fork,
     ThroughParent,
+    depth,
     fork,
     fresh,
     sidechain_path,
@@ -60,6 +64,7 @@ from harness.subagents.past import PastStep, PastStepForked, ask_past_step
 from harness.subagents.proof import SiblingPrefix, prefix_report, serialise
 from harness.subagents.tool import (
     MIN_SUMMARY_TOKENS,
+    NESTED,
     SUBAGENT_SYSTEM,
     WRAP_UP,
     Subagent,
@@ -69,7 +74,9 @@ from harness.subagents.tool import (
 __all__ = [
     "DEFAULT_SUBAGENT_TURNS",
     "DEFAULT_SUMMARY_TOKENS",
+    "MAX_DEPTH",
     "MIN_SUMMARY_TOKENS",
+    "NESTED",
     "SUBAGENT_SYSTEM",
     "WRAP_UP",
     "BudgetSpent",
@@ -86,6 +93,7 @@ __all__ = [
     "ask_past_step",
     "cap_summary",
     "changes",
+    "depth",
     "fork",
     "fresh",
     "outcome",

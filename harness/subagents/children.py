@@ -1,6 +1,7 @@
 """Making a child agent: a fresh one, or a fork of the parent's exact request.
 
-Either way its model calls go through the parent (:class:`ThroughParent`).
+Either way its model calls go through the parent (:class:`ThroughParent`), which is also how
+a child's depth is known (:func:`depth`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ from harness.tools.storage import ResultStorage
 from harness.tools.workspace import Workspace
 
 DEFAULT_SUBAGENT_TURNS = 12  # our choice: enough to read around and check one thing
+
+MAX_DEPTH = 1
+"""How deep children go: the main agent is depth 0, its children depth 1, and a child may
+start none of its own (Claude Code gives its subagents no Agent tool)."""
 
 
 # -- a child's model calls: through the parent ---------------------------------------------
@@ -87,6 +92,17 @@ class ThroughParent:
             purpose=self.purpose,
         )
         return self.parent.call(request)
+
+
+def depth(agent: BaseAgent) -> int:
+    """How many parents above ``agent``: 0 for the main agent, 1 for its child, and so on
+    (each child's model is a :class:`ThroughParent` to its parent)."""
+    found = 0
+    model: object = agent.model
+    while isinstance(model, ThroughParent):
+        found += 1
+        model = model.parent.model
+    return found
 
 
 # -- forks ---------------------------------------------------------------------------------

@@ -1,4 +1,14 @@
-"""The subagent tool: the model asks for a child; the child's capsule is the result."""
+"""The subagent tool: the model asks for a child; the child's capsule is the result.
+
+Children do not nest. Claude Code does not give its Agent tool (formerly Task) to the
+subagents it starts, so a subagent cannot start another; its forks may not fork again. We
+do the same, and hold to it however the tools are combined: a child gets none of the
+parent's tools that start children (a fresh child does not see them; a fork keeps their
+definitions, for the cache, and each call is denied), and a :class:`Subagent` attached to a
+child refuses to run. Either way the model reads a tool error and its run goes on. The cap
+is :data:`~harness.subagents.children.MAX_DEPTH` (1); the course has no use for deeper trees,
+and a cycle of two subagent tools would otherwise recurse until the process fell over.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +37,14 @@ from harness.subagents.capsule import (
     changes,
     outcome,
 )
-from harness.subagents.children import DEFAULT_SUBAGENT_TURNS, fork, fresh, sidechain_path
+from harness.subagents.children import (
+    DEFAULT_SUBAGENT_TURNS,
+    MAX_DEPTH,
+    depth,
+    fork,
+    fresh,
+    sidechain_path,
+)
 from harness.tools.base import Tool, ToolContext, ToolError, ToolInput
 from harness.tools.dispatch import ToolRunner
 from harness.transcript import Transcript
@@ -48,6 +65,13 @@ WRAP_UP = (
 
 _AGENT_ID = "a[0-9a-f]{8}"
 MIN_SUMMARY_TOKENS = 50  # our choice: room for a sentence and the note saying it was cut
+
+NESTED = (
+    "Not run: a subagent cannot start subagents or forks of its own (children are at most "
+    "{cap} level deep). Do the work with your own tools, or say in your report what is left "
+    "and let the agent that started you delegate it."
+)
+"""The tool error a child's model reads if it tries to start a child anyway."""
 
 
 # -- the tool --------------------------------------------------------------------------------
@@ -112,6 +136,12 @@ class Subagent(Plugin):
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
+        budget = self.token_budget
+        if budget is not None and (type(budget) is not int or budget < 1):
+            raise ValueError(
+                f"a subagent's token budget is a whole number of tokens above 0, or None for "
+                f"no budget, not {budget!r}"
+            )
         if self.max_turns < 1:
             raise ValueError(f"a subagent needs at least one turn, not {self.max_turns}")
         if self.summary_tokens < MIN_SUMMARY_TOKENS:
@@ -150,6 +180,8 @@ class Subagent(Plugin):
         the parent's session, so a stored notebook gets the same ids every time.
         """
         parent = self._parent()
+        if depth(parent) >= MAX_DEPTH:  # attached to a child: it may start none
+            raise ToolError(NESTED.format(cap=MAX_DEPTH))
         if not key:
             with self._lock:
                 self._runs += 1
@@ -169,7 +201,7 @@ class Subagent(Plugin):
                 allowed=self.tools,
                 max_turns=self.max_turns,
                 plugins=self._budget() + ([sidechain] if sidechain else []),
-                refuse=[self.tool.name],
+                refuse=_starters(parent, self.tool.name),
             )
             child, start, events = child_fork.agent, child_fork.start, child_fork.run()
         else:
@@ -224,7 +256,7 @@ class Subagent(Plugin):
         return fresh(
             parent,
             tools=self.tools,
-            exclude=[self.tool.name],
+            exclude=_starters(parent, self.tool.name),
             system=self.system,
             model=self.model,
             max_turns=self.max_turns,
@@ -286,6 +318,21 @@ class Subagent(Plugin):
             capsule = self.capsules.get(str(block.get("tool_use_id")))
             if capsule is not None:
                 agent.emit(SubagentFinished(capsule))
+
+
+def _starters(parent: BaseAgent, own: str) -> list[str]:
+    """The names of the parent's tools that start children (this one and any other
+    :class:`Subagent`): a child gets none of them, or two such tools would call each other
+    through their children without end."""
+    names = [own]
+    runner = parent.tools
+    if isinstance(runner, ToolRunner):
+        for name in runner.registry.names():
+            tool = runner.registry.get(name)
+            owner = getattr(tool.function, "__self__", None) if tool is not None else None
+            if isinstance(owner, Subagent) and name != own:
+                names.append(name)
+    return names
 
 
 def _agent_id(session: str, key: str) -> str:
