@@ -33,11 +33,13 @@ of its placeholder).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import os
 import random
 import re
+import stat
 import uuid as uuidlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,7 +53,7 @@ from harness import messages as m
 from harness.clock import Clock, RealClock, isoformat
 from harness.compaction.events import Compacted
 from harness.events import Event
-from harness.loop import INTERRUPTED, BaseAgent, Plugin, Rewrite
+from harness.loop import INTERRUPTED, BaseAgent, Plugin, Rewrite, ToolProgress
 
 VERSION = "harness-0.1.0"
 """What our entries carry in ``version`` (Claude Code writes its own version, "2.1.39")."""
@@ -147,6 +149,33 @@ class Finding:
         return f"line {self.line}: {self.kind}: {self.detail}"
 
 
+MAX_DEPTH = 200
+"""How deeply a line's JSON may nest (objects and arrays). No entry we or Claude Code write
+comes near it; a line nested deeper is reported as bad, since what reads a message later
+(validation, ``json.dumps``, :func:`repair`) recurses once per level and would fail on it."""
+
+_TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep"
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` (JSON-like) nests objects and arrays more than ``limit`` levels
+    deep. It keeps its own stack rather than recursing: the point is to refuse, in linear
+    time, what would make recursive code fail."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Iterable[Any] = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (Mapping, list, tuple)))
+    return False
+
+
 def parse_line(text: str | bytes, line: int, *, last: bool = False) -> Entry | BadLine:
     """One line of JSONL as an :class:`Entry`, or a :class:`BadLine` that says why not."""
     raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
@@ -159,8 +188,13 @@ def parse_line(text: str | bytes, line: int, *, last: bool = False) -> Entry | B
         return BadLine(line, body[:80], f"not JSON ({error.msg} at column {error.colno})", torn)
     except ValueError as error:  # bytes that are not UTF-8 text, say
         return BadLine(line, body[:80], f"not JSON ({error})", last and not ended)
+    except RecursionError:  # the decoder recurses once per level: a hostile line
+        return BadLine(line, body[:80], _TOO_DEEP, last and not ended)
     if not isinstance(data, dict):
         return BadLine(line, body[:80], f"a JSON {type(data).__name__}, not an object", False)
+    # Brackets are counted first (fast), so only a line with many of them is walked.
+    if body.count("[") + body.count("{") > MAX_DEPTH and too_deep(data):
+        return BadLine(line, body[:80], _TOO_DEEP, False)
     try:
         return Entry.model_validate({**data, "line": line})
     except ValidationError as error:
@@ -169,9 +203,40 @@ def parse_line(text: str | bytes, line: int, *, last: bool = False) -> Entry | B
         return BadLine(line, body[:80], f"{where}: {first['msg']}", False)
 
 
+class NotATranscript(OSError):
+    """The path is not a regular file (a folder, a pipe, a device), so it is no transcript.
+    An ``OSError``, so callers that catch those for a missing file catch this too."""
+
+
+def _regular_file(path: str | Path) -> os.stat_result:
+    """The path's status, if it is a regular file (checked without opening it: opening a
+    named pipe waits for a writer, forever if none comes); else :class:`NotATranscript`."""
+    status = os.stat(path)
+    if not stat.S_ISREG(status.st_mode):
+        kind = (
+            "a folder"
+            if stat.S_ISDIR(status.st_mode)
+            else "a named pipe (FIFO)"
+            if stat.S_ISFIFO(status.st_mode)
+            else "a socket"
+            if stat.S_ISSOCK(status.st_mode)
+            else "a device"
+            if stat.S_ISCHR(status.st_mode) or stat.S_ISBLK(status.st_mode)
+            else "not a regular file"
+        )
+        raise NotATranscript(
+            f"{os.fspath(path)} is {kind}, not a transcript: give the path of a session's "
+            ".jsonl file"
+        )
+    return status
+
+
 def read_entries(path: str | Path, *, start: int = 0, first_line: int = 1) -> list[Entry | BadLine]:
-    """Every line of ``path`` from byte ``start``, parsed (blank lines are skipped)."""
+    """Every line of ``path`` from byte ``start``, parsed (blank lines are skipped).
+
+    ``path`` must be a regular file (else :class:`NotATranscript`, before it is opened)."""
     out: list[Entry | BadLine] = []
+    _regular_file(path)
     with open(path, "rb") as handle:
         handle.seek(start)
         number = first_line - 1
@@ -245,6 +310,11 @@ class Session:
     """Bytes skipped before the last compact boundary (0 if the whole file was read)."""
     boundary: Entry | None = None
     """The compact boundary the conversation starts after, if any."""
+    tool_journal: dict[str, m.Block] = field(default_factory=dict)
+    """Results of calls as the tool runner recorded them (``tool-progress`` entries), by
+    ``tool_use_id``: a call whose results message a crash cut off still has its answer."""
+    tools_started: set[str] = field(default_factory=set)
+    """Calls recorded as started; one of them with no result may have run."""
 
     @property
     def torn(self) -> BadLine | None:
@@ -264,17 +334,25 @@ def load(path: str | Path, *, fast: bool | None = None, at: str | None = None) -
     :data:`FAST_PATH_BYTES`. ``at``: the conversation as it was at that entry (a uuid) instead
     of at the newest leaf; the whole file is read, since the entry may lie before a boundary.
     Never raises for what is in the file: bad lines are reported in ``findings``; a file that
-    cannot be opened raises ``OSError``, an ``at`` not in the file :class:`EntryNotFound`.
+    cannot be opened raises ``OSError``, a path that is not a regular file (a folder, a pipe)
+    :class:`NotATranscript`, an ``at`` not in the file :class:`EntryNotFound`.
     """
     path = Path(path)
+    size = _regular_file(path).st_size
     start, first_line = 0, 1
     if at is not None:
         fast = False
-    if fast if fast is not None else path.stat().st_size > FAST_PATH_BYTES:
+    if fast if fast is not None else size > FAST_PATH_BYTES:
         found = last_boundary_offset(path)
         if found is not None:
             start, first_line = found
     session = from_entries(read_entries(path, start=start, first_line=first_line), at=at)
+    if start and (
+        not session.messages or any(f.kind == "incomplete boundary" for f in session.findings)
+    ):
+        # The last boundary's rewrite is incomplete (or not begun): what it replaced lies
+        # before it, where the fast path did not read.
+        return load(path, fast=False)
     session.path = path
     session.start_offset = start
     return session
@@ -292,6 +370,8 @@ def from_entries(entries: list[Entry | BadLine], *, at: str | None = None) -> Se
     main: list[Entry] = []
     sidechains: dict[str, list[Entry]] = {}
     replacements: dict[str, dict[str, Any]] = {}
+    journal: dict[str, m.Block] = {}
+    started: set[str] = set()
     for entry in entries:
         if isinstance(entry, BadLine):
             kind = "torn line" if entry.torn else "unreadable line"
@@ -301,6 +381,9 @@ def from_entries(entries: list[Entry | BadLine], *, at: str | None = None) -> Se
             for item in entry.model_extra.get("replacements", []) if entry.model_extra else []:
                 if isinstance(item, dict) and isinstance(item.get("toolUseId"), str):
                     replacements[item["toolUseId"]] = item
+            continue
+        if entry.type == "tool-progress":
+            _read_journal(entry, journal, started)
             continue
         if entry.uuid is None:
             continue  # metadata without a place in the chain (snapshots, titles, queues)
@@ -323,6 +406,26 @@ def from_entries(entries: list[Entry | BadLine], *, at: str | None = None) -> Se
         if leaf is None:
             raise EntryNotFound(f"no entry with uuid {at!r} in this transcript")
     chain = _walk(leaf, by_uuid, findings) if leaf is not None else []
+    while at is None and chain and _incomplete(chain[0], by_uuid):
+        # A crash cut the rewrite after this boundary short: what it replaces is still on
+        # disk before it, whole. Go on from there (a resume writes the rewrite again).
+        cut = chain[0]
+        before = by_uuid.get(cut.logical_parent_uuid or "")
+        if before is None or before.is_sidechain:
+            findings.append(
+                Finding(cut.line, "incomplete boundary", "what it replaced is not in the file")
+            )
+            break
+        findings.append(
+            Finding(
+                cut.line,
+                "incomplete boundary",
+                "the rewrite after it was cut short; the conversation before it is used",
+                cut.uuid,
+            )
+        )
+        leaf = before
+        chain = _walk(before, by_uuid, findings)
     messages = _conversation(chain, main, replacements, findings)
     boundary = chain[0] if chain and chain[0].is_boundary else None
     session_id = next((e.session_id for e in reversed(main) if e.session_id), None)
@@ -336,13 +439,54 @@ def from_entries(entries: list[Entry | BadLine], *, at: str | None = None) -> Se
         findings=findings,
         session_id=session_id,
         boundary=boundary,
+        tool_journal=journal,
+        tools_started=started,
     )
 
 
+def _incomplete(entry: Entry, by_uuid: Mapping[str, Entry]) -> bool:
+    """Whether ``entry`` is a compact boundary whose rewrite is not all on disk: its
+    ``compactMetadata.tailUuid`` names the rewrite's last entry (written last)."""
+    if not entry.is_boundary:
+        return False
+    metadata = (entry.model_extra or {}).get("compactMetadata")
+    tail = metadata.get("tailUuid") if isinstance(metadata, dict) else None
+    return isinstance(tail, str) and tail not in by_uuid
+
+
+def _read_journal(entry: Entry, journal: dict[str, m.Block], started: set[str]) -> None:
+    """Take in one ``tool-progress`` entry (see :meth:`Transcript.journal`); what is not
+    well formed is ignored (the journal only ever adds answers a resume would lack)."""
+    extra = entry.model_extra or {}
+    if extra.get("state") == "started":
+        ids = extra.get("toolUseIds")
+        if isinstance(ids, list):
+            started.update(i for i in ids if isinstance(i, str))
+    elif extra.get("state") == "finished" and isinstance(extra.get("results"), list):
+        for block in extra["results"]:
+            if (
+                isinstance(block, dict)
+                and block.get("type") == "tool_result"
+                and isinstance(block.get("tool_use_id"), str)
+            ):
+                journal[block["tool_use_id"]] = block
+
+
 def _walk(leaf: Entry, by_uuid: Mapping[str, Entry], findings: list[Finding]) -> list[Entry]:
-    """The entries from ``leaf`` back up its ``parentUuid`` links, oldest first."""
+    """The entries from ``leaf`` back up its ``parentUuid`` links, oldest first.
+
+    The walk stays on the leaf's lane (the main chain, or one sidechain). Where a parent is
+    missing (its line was lost or is unreadable) or on another lane, it goes on at the entry
+    of the lane written just before the child, and says so in a ``reconnected`` finding: a
+    lost line costs what was on it, not everything before it. It stops at an entry with no
+    parent (a root, a compact boundary), at a compact summary whose boundary is lost (what
+    came before it was compacted away on purpose), and where a parent link loops back.
+    """
     chain: list[Entry] = []
     seen: set[str] = set()
+    lane_of_leaf = _lane(leaf)
+    lane: list[Entry] = []
+    place: dict[str, int] | None = None  # built at the first broken link only
     current: Entry | None = leaf
     while current is not None:
         assert current.uuid is not None
@@ -354,13 +498,57 @@ def _walk(leaf: Entry, by_uuid: Mapping[str, Entry], findings: list[Finding]) ->
         parent = current.parent_uuid
         if parent is None:
             break
-        current = by_uuid.get(parent)
-        if current is None:
+        found = by_uuid.get(parent)
+        if found is not None and _lane(found) == lane_of_leaf:
+            current = found
+            continue
+        child, current = current, None
+        why = f"parent {parent} " + (
+            "is not in the file"
+            if found is None
+            else f"is on line {found.line}, an entry of another chain (a subagent's)"
+            if found.is_sidechain
+            else f"is on line {found.line}, an entry of the main chain"
+        )
+        if child.is_compact_summary:
             findings.append(
-                Finding(chain[-1].line, "broken chain", f"parent {parent} is not in the file")
+                Finding(
+                    child.line, "broken chain", f"{why}; it starts the conversation", child.uuid
+                )
             )
+            break
+        if place is None:
+            lane = [e for e in by_uuid.values() if _lane(e) == lane_of_leaf]
+            place = {str(e.uuid): k for k, e in enumerate(lane)}
+        k = place[child.uuid]  # type: ignore[index]
+        before = lane[k - 1] if k > 0 else None
+        if before is None or before.uuid in seen:
+            findings.append(Finding(child.line, "broken chain", why, child.uuid))
+            break
+        gap = child.line - before.line - 1
+        bridged = (
+            "no line between them"
+            if gap < 1
+            else f"line {before.line + 1} bridged"
+            if gap == 1
+            else f"lines {before.line + 1}-{child.line - 1} bridged"
+        )
+        findings.append(
+            Finding(
+                child.line,
+                "reconnected",
+                f"{why}: goes on from line {before.line}, the entry written before ({bridged})",
+                child.uuid,
+            )
+        )
+        current = before
     chain.reverse()
     return chain
+
+
+def _lane(entry: Entry) -> str | None:
+    """The chain an entry is on: ``None`` for the main one, else its subagent's id."""
+    return (entry.agent_id or "sidechain") if entry.is_sidechain else None
 
 
 def _conversation(
@@ -371,6 +559,13 @@ def _conversation(
 ) -> list[m.MessageDict]:
     """The API messages of ``chain``: replies merged by message id, side-branch results
     found by tool_use id, microcompactions applied."""
+    usable: dict[int, list[m.Block]] = {}  # by id(entry): each bad block reported once
+
+    def blocks_of(entry: Entry) -> list[m.Block]:
+        if id(entry) not in usable:
+            usable[id(entry)] = _usable_blocks(entry, findings)
+        return usable[id(entry)]
+
     blocks_of_reply: dict[str, list[m.Block]] = {}
     seen_blocks: dict[str, set[str]] = {}
     results: dict[str, m.Block] = {}
@@ -379,58 +574,58 @@ def _conversation(
             # One reply may be written twice (whole, then block by block: Claude Code 2.0
             # does this after a retry): keep each block once.
             seen = seen_blocks.setdefault(entry.message_id, set())
-            for block in entry.blocks():
+            for block in blocks_of(entry):
                 key = _block_key(block)
                 if key not in seen:
                     seen.add(key)
                     blocks_of_reply.setdefault(entry.message_id, []).append(block)
         elif entry.type == "user":
-            for block in entry.blocks():
-                if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+            for block in blocks_of(entry):
+                if block.get("type") == "tool_result":
                     results.setdefault(block["tool_use_id"], block)
     out: list[m.MessageDict] = []
     replies_done: set[str] = set()
     on_chain: set[str] = set()
     for entry in chain:
-        if entry.type == "user" and entry.message is not None:
-            content = entry.blocks()
-            text = entry.message.get("content")
-            if isinstance(text, str) and text:  # a prompt typed as plain text stays so
-                out.append({"role": "user", "content": text})
-                continue
-            on_chain.update(
-                str(b.get("tool_use_id")) for b in content if b.get("type") == "tool_result"
-            )
-            out.append({"role": "user", "content": content})
-        elif entry.type == "assistant" and entry.message is not None:
-            reply_id = entry.message_id
-            if reply_id is None:
-                out.append({"role": "assistant", "content": entry.blocks()})
-                continue
-            if reply_id in replies_done:
-                continue
+        if entry.type not in ENTRY_TYPES_WITH_MESSAGES or entry.message is None:
+            continue
+        text = entry.message.get("content")
+        if entry.type == "user" and isinstance(text, str) and text:
+            out.append({"role": "user", "content": text})  # a prompt typed as text stays so
+            continue
+        reply_id = entry.message_id if entry.type == "assistant" else None
+        if reply_id is not None and reply_id in replies_done:
+            continue
+        content = blocks_of(entry) if reply_id is None else blocks_of_reply.get(reply_id, [])
+        if not content:
+            findings.append(Finding(entry.line, "empty message", _emptiness(entry), entry.uuid))
+            continue
+        if reply_id is not None:
             replies_done.add(reply_id)
-            out.append({"role": "assistant", "content": list(blocks_of_reply[reply_id])})
+        elif entry.type == "user":
+            on_chain.update(b["tool_use_id"] for b in content if b.get("type") == "tool_result")
+        out.append({"role": entry.type, "content": list(content)})
     # Parallel results that hang off the chain as side branches (Claude Code 2.1): put each
     # one in the user message after its tool_use, where the API wants it.
+    spread: list[m.MessageDict] = []
     for i, message in enumerate(out):
+        spread.append(message)
         if message["role"] != "assistant":
             continue
         missing = [
             results[u["id"]]
             for u in m.tool_uses(message)
-            if u.get("id") not in on_chain and u.get("id") in results
+            if u["id"] not in on_chain and u["id"] in results
         ]
         if not missing:
             continue
-        for block in missing:
-            on_chain.add(str(block["tool_use_id"]))
+        on_chain.update(block["tool_use_id"] for block in missing)
         following = out[i + 1] if i + 1 < len(out) else None
         if following is not None and following["role"] == "user":
-            following["content"] = [*missing, *m.blocks(following)]
+            following["content"] = [*missing, *m.blocks(following)]  # appended next round
         else:
-            out.insert(i + 1, {"role": "user", "content": missing})
-    out = _merge_same_role(out)
+            spread.append({"role": "user", "content": missing})
+    out = _merge_same_role(spread)
     if replacements:
         for message in out:
             if message["role"] == "user" and isinstance(message["content"], list):
@@ -461,27 +656,57 @@ def _block_key(block: m.Block) -> str:
     return json.dumps(block, sort_keys=True, default=str)
 
 
-def _merge_same_role(conversation: list[m.MessageDict]) -> list[m.MessageDict]:
-    """Consecutive messages of one role as one (tool results first), as the API view has
-    them: a prompt typed after tool results is its own entry, but joins their message."""
-    out: list[m.MessageDict] = []
-    for message in conversation:
-        if out and out[-1]["role"] == message["role"]:
-            out[-1] = _joined(out[-1], message)
-        else:
-            out.append(message)
+def _usable_blocks(entry: Entry, findings: list[Finding]) -> list[m.Block]:
+    """The entry's blocks, less any tool call or result whose id is not a string: the API's
+    ids are strings, and a list or an object cannot even be looked up. Each is reported."""
+    out: list[m.Block] = []
+    for block in entry.blocks():
+        kind = block.get("type")
+        name = "id" if kind == "tool_use" else "tool_use_id" if kind == "tool_result" else None
+        if name is not None and not isinstance(block.get(name), str):
+            got = type(block.get(name)).__name__ if name in block else "missing"
+            findings.append(
+                Finding(
+                    entry.line, "bad block", f"a {kind} whose {name} is {got}: skipped", entry.uuid
+                )
+            )
+            continue
+        out.append(block)
     return out
 
 
-def _joined(first: m.MessageDict, second: m.MessageDict) -> m.MessageDict:
-    """Two messages of one role as one; in a user message, tool results go first (the API
-    refuses a tool_result after other content)."""
-    merged = [*m.blocks(first), *m.blocks(second)]
-    if first["role"] == "user":
+def _emptiness(entry: Entry) -> str:
+    """Why a message entry gives no message (for its finding)."""
+    content = (entry.message or {}).get("content")
+    shown = repr(content)[:60] if "content" in (entry.message or {}) else "no content field"
+    return f"nothing in it can be sent ({shown}): skipped"
+
+
+def _merge_same_role(conversation: list[m.MessageDict]) -> list[m.MessageDict]:
+    """Consecutive messages of one role as one (tool results first), as the API view has
+    them: a prompt typed after tool results is its own entry, but joins their message.
+    Each run is joined once, so a long run costs its length, not its length squared."""
+    out: list[m.MessageDict] = []
+    run: list[m.MessageDict] = []
+    for message in conversation:
+        if run and run[-1]["role"] != message["role"]:
+            out.append(run[0] if len(run) == 1 else _joined(*run))
+            run = []
+        run.append(message)
+    if run:
+        out.append(run[0] if len(run) == 1 else _joined(*run))
+    return out
+
+
+def _joined(*messages: m.MessageDict) -> m.MessageDict:
+    """Messages of one role as one; in a user message, tool results go first (the API
+    refuses a tool_result after other content), each part in its order."""
+    merged = [b for message in messages for b in m.blocks(message)]
+    if messages[0]["role"] == "user":
         merged = [b for b in merged if b.get("type") == "tool_result"] + [
             b for b in merged if b.get("type") != "tool_result"
         ]
-    return {"role": first["role"], "content": merged}
+    return {"role": messages[0]["role"], "content": merged}
 
 
 # -- fsck ---------------------------------------------------------------------------------
@@ -516,9 +741,11 @@ class Report:
 def fsck(entries: Sequence[Entry | BadLine]) -> Report:
     """Check a transcript's lines: torn and corrupt lines, duplicate uuids, broken chains,
     messages whose role does not fit their entry, tool calls never answered and answers to
-    no call. A pure function: it reads nothing and changes nothing."""
+    no call; tool blocks whose id is not a string, message entries with nothing to send. A
+    pure function: it reads nothing and changes nothing."""
     findings: list[Finding] = []
     uuids: dict[str, int] = {}
+    lanes: dict[str, str | None] = {}
     for entry in entries:
         if isinstance(entry, BadLine):
             kind = "torn line" if entry.torn else "unreadable line"
@@ -535,17 +762,34 @@ def fsck(entries: Sequence[Entry | BadLine]) -> Report:
                 )
             else:
                 uuids[entry.uuid] = entry.line
+                lanes[entry.uuid] = _lane(entry)
     readable = [e for e in entries if isinstance(e, Entry)]
+    usable: dict[int, list[m.Block]] = {}  # by id(entry)
     for entry in readable:
-        if entry.uuid is not None and entry.parent_uuid and entry.parent_uuid not in uuids:
+        parent = entry.parent_uuid
+        if entry.uuid is not None and parent and parent not in uuids:
+            findings.append(
+                Finding(
+                    entry.line, "broken chain", f"parent {parent} is not in the file", entry.uuid
+                )
+            )
+        elif entry.uuid is not None and parent and lanes[parent] != _lane(entry):
             findings.append(
                 Finding(
                     entry.line,
-                    "broken chain",
-                    f"parent {entry.parent_uuid} is not in the file",
+                    "crossed chains",
+                    f"parent {parent} (line {uuids[parent]}) is on another chain "
+                    "(the main one and a subagent's, or two subagents')",
                     entry.uuid,
                 )
             )
+        usable[id(entry)] = _usable_blocks(entry, findings)
+        if (
+            entry.type in ENTRY_TYPES_WITH_MESSAGES
+            and entry.message is not None
+            and not usable[id(entry)]
+        ):
+            findings.append(Finding(entry.line, "empty message", _emptiness(entry), entry.uuid))
         if (
             entry.type in ENTRY_TYPES_WITH_MESSAGES
             and entry.message is not None
@@ -563,11 +807,11 @@ def fsck(entries: Sequence[Entry | BadLine]) -> Report:
         uses: dict[str, int] = {}
         answers: dict[str, int] = {}
         for entry in group:
-            for block in entry.blocks():
+            for block in usable[id(entry)]:
                 if entry.type == "assistant" and block.get("type") == "tool_use":
-                    uses.setdefault(str(block.get("id")), entry.line)
+                    uses.setdefault(block["id"], entry.line)
                 elif entry.type == "user" and block.get("type") == "tool_result":
-                    answers.setdefault(str(block.get("tool_use_id")), entry.line)
+                    answers.setdefault(block["tool_use_id"], entry.line)
         for use_id, line in uses.items():
             if use_id not in answers:
                 findings.append(Finding(line, "orphan tool_use", f"{use_id} is never answered"))
@@ -617,8 +861,16 @@ RESUMED_WITHOUT_START = "[The start of this conversation was not recorded.]"
 UnresolvedPolicy = Literal["answer", "drop"]
 
 
+NET_ROUNDS = 4
+"""How many times :func:`repair`'s safety net may drop what is still invalid and settle
+again before it gives up (each round is one pass over the conversation)."""
+
+
 def repair(
-    messages: Sequence[Mapping[str, Any]], *, unresolved: UnresolvedPolicy = "answer"
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    unresolved: UnresolvedPolicy = "answer",
+    answers: Mapping[str, m.Block] | None = None,
 ) -> Repair:
     """Make ``messages`` a conversation the API accepts, and list every change.
 
@@ -628,8 +880,15 @@ def repair(
     result is answered as interrupted (``unresolved="answer"``, which keeps what the model
     asked) or dropped (``"drop"``, Claude Code's choice); a result that answers no call in
     the message before it is dropped, as is a second result or call with the same id. A
+    user message with text before its tool results is reordered, results first. A
     conversation that starts with the model gets a first user line saying the start is
     missing. The input is not changed. ``[]`` stays ``[]`` (there is nothing to resume).
+
+    ``answers``: results known from elsewhere (the tool journal), by tool_use id. A call
+    with no result whose id is there gets that ``tool_result`` block, whatever
+    ``unresolved`` says: a call that ran keeps its result.
+
+    Linear in the size of the conversation: each rule is one pass.
     """
     changes: list[Change] = []
     work: list[tuple[int, m.MessageDict]] = []
@@ -637,34 +896,45 @@ def repair(
         mended = _mend_message(index, message, changes)
         if mended is not None:
             work.append((index, mended))
-    work = _settle(work, changes, unresolved)
+    known = answers or {}
+    work = _settle(work, changes, unresolved, known)
     if work and work[0][1]["role"] != "user":
         work.insert(0, (0, m.user([m.text(RESUMED_WITHOUT_START)])))
         changes.append(Change("start added", 0, "the conversation began with the model"))
-    # A safety net for what the rules above do not foresee: drop what the API would still
-    # refuse, and settle again. (The property tests have not found such a case.)
-    for _ in range(2 * len(work) + 2):
+    # A safety net for what the rules above do not foresee: drop every message the API
+    # would still refuse, and settle again; a few rounds at most, so it stays linear.
+    # (The property tests have not found such a case.)
+    for round_ in range(NET_ROUNDS + 1):
         problems = m.validate([msg for _, msg in work]) if work else []
         if not problems:
             break
-        index, _ = work.pop(problems[0].index)
-        changes.append(Change("message dropped", index, f"still invalid: {problems[0].detail}"))
-        work = _settle(work, changes, unresolved)
+        if round_ == NET_ROUNDS:
+            work = []  # nothing the API accepts could be kept
+            changes.append(Change("message dropped", 0, "no valid conversation could be kept"))
+            break
+        why: dict[int, str] = {}
+        for problem in problems:
+            why.setdefault(problem.index, problem.detail)
+        for k, (index, _) in enumerate(work):
+            if k in why:
+                changes.append(Change("message dropped", index, f"still invalid: {why[k]}"))
+        work = [item for k, item in enumerate(work) if k not in why]
+        work = _settle(work, changes, unresolved, known)
         if work and work[0][1]["role"] != "user":
             work.insert(0, (0, m.user([m.text(RESUMED_WITHOUT_START)])))
-    else:
-        work = []  # nothing the API accepts could be kept
-        changes.append(Change("message dropped", 0, "no valid conversation could be kept"))
     return Repair([msg for _, msg in work], changes)
 
 
 def _settle(
-    work: list[tuple[int, m.MessageDict]], changes: list[Change], unresolved: UnresolvedPolicy
+    work: list[tuple[int, m.MessageDict]],
+    changes: list[Change],
+    unresolved: UnresolvedPolicy,
+    answers: Mapping[str, m.Block],
 ) -> list[tuple[int, m.MessageDict]]:
     for _ in range(4):  # each pass can only shrink what is left to fix; two usually do
         before = len(changes)
         work = _merge_neighbours(work, changes)
-        work = _pair_tools(work, changes, unresolved)
+        work = _pair_tools(work, changes, unresolved, answers)
         work = [(i, msg) for i, msg in work if _keep(i, msg, changes)]
         if len(changes) == before:
             break
@@ -676,7 +946,8 @@ def _mend_message(
 ) -> m.MessageDict | None:
     role = message.get("role")
     if role not in ("user", "assistant"):
-        changes.append(Change("message dropped", index, f"role {role!r} is not user or assistant"))
+        shown = repr(role) if role is None or isinstance(role, str) else type(role).__name__
+        changes.append(Change("message dropped", index, f"role {shown} is not user or assistant"))
         return None
     content = message.get("content")
     raw = (
@@ -690,21 +961,40 @@ def _mend_message(
     for j, block in enumerate(raw):
         fixed = _mend_block(role, block)
         if fixed is None:
-            what = block.get("type") if isinstance(block, Mapping) else type(block).__name__
+            what = _kind_of(block)
+            if isinstance(block, Mapping) and too_deep(block):
+                what += f", nested more than {MAX_DEPTH} levels deep"
             changes.append(Change("block dropped", index, f"content[{j}] ({what})"))
             continue
         if fixed != block:
             changes.append(Change("block mended", index, f"content[{j}] ({fixed.get('type')})"))
         kept.append(fixed)
+    results = [b for b in kept if b.get("type") == "tool_result"] if role == "user" else []
+    if any(b.get("type") != "tool_result" for b in kept[: len(results)]):
+        # Text before a result: the API wants results first. Moving them keeps them.
+        kept = results + [b for b in kept if b.get("type") != "tool_result"]
+        changes.append(Change("reordered", index, "tool results moved before the other content"))
     if isinstance(content, str) and kept == raw:
         return {"role": role, "content": content}  # a prompt kept as plain text stays so
     return {"role": role, "content": kept}
 
 
+def _kind_of(block: Any) -> str:
+    """What a block is, for a change's detail (never the repr of a nested value)."""
+    if not isinstance(block, Mapping):
+        return type(block).__name__
+    kind = block.get("type")
+    if isinstance(kind, str):
+        return kind
+    if kind is None or isinstance(kind, (int, float)):
+        return repr(kind)
+    return f"a type that is a {type(kind).__name__}"
+
+
 def _mend_block(role: str, given: Any) -> m.Block | None:
     block: dict[str, Any]
-    if not isinstance(given, Mapping):
-        return None
+    if not isinstance(given, Mapping) or too_deep(given):
+        return None  # (what is nested too deeply would make the checks below recurse)
     block = {str(k): v for k, v in given.items()}
     kind = block.get("type")
     if kind not in m.CONTENT_BLOCK_TYPES:
@@ -737,23 +1027,42 @@ def _mend_block(role: str, given: Any) -> m.Block | None:
 def _merge_neighbours(
     work: list[tuple[int, m.MessageDict]], changes: list[Change]
 ) -> list[tuple[int, m.MessageDict]]:
+    """Each run of same-role messages as one, joined once (linear however long the run)."""
     out: list[tuple[int, m.MessageDict]] = []
-    for index, message in work:
-        if out and out[-1][1]["role"] == message["role"]:
-            first_index, first = out[-1]
-            out[-1] = (first_index, _joined(first, message))
-            changes.append(Change("merged", index, f"into the {message['role']} message before it"))
-        else:
-            out.append((index, message))
+    run: list[tuple[int, m.MessageDict]] = []
+
+    def close() -> None:
+        if len(run) == 1:
+            out.append(run[0])
+        elif run:
+            out.append((run[0][0], _joined(*(message for _, message in run))))
+            for index, message in run[1:]:
+                changes.append(
+                    Change("merged", index, f"into the {message['role']} message before it")
+                )
+
+    for item in work:
+        if run and run[-1][1]["role"] != item[1]["role"]:
+            close()
+            run = []
+        run.append(item)
+    close()
     return out
 
 
 def _pair_tools(
-    work: list[tuple[int, m.MessageDict]], changes: list[Change], unresolved: UnresolvedPolicy
+    work: list[tuple[int, m.MessageDict]],
+    changes: list[Change],
+    unresolved: UnresolvedPolicy,
+    answers: Mapping[str, m.Block],
 ) -> list[tuple[int, m.MessageDict]]:
-    out = list(work)
+    """Every tool call answered in the next message, every result answering a call in the
+    one before: one pass, the answers made for a call carried into the user message after
+    it (never inserted into the middle of a list, which would make the pass quadratic)."""
+    out: list[tuple[int, m.MessageDict]] = []
     seen_uses: set[str] = set()
-    for k, (index, message) in enumerate(out):
+    carry: list[m.Block] = []  # answers made for the assistant message just before
+    for k, (index, message) in enumerate(work):
         if message["role"] == "assistant":
             uses: list[m.Block] = []
             content: list[m.Block] = []
@@ -767,39 +1076,48 @@ def _pair_tools(
                     seen_uses.add(block["id"])
                     uses.append(block)
                 content.append(block)
-            following = out[k + 1][1] if k + 1 < len(out) else None
+            following = work[k + 1][1] if k + 1 < len(work) else None
             answered = (
                 {str(r.get("tool_use_id")) for r in m.tool_results(following)}
                 if following is not None and following["role"] == "user"
                 else set()
             )
-            missing = [u for u in uses if u["id"] not in answered]
-            if missing and unresolved == "drop":
-                gone = {u["id"] for u in missing}
+            made: list[m.Block] = []
+            gone: set[str] = set()
+            for use in uses:
+                use_id = use["id"]
+                if use_id in answered:
+                    continue
+                journaled = _journaled(use_id, answers)
+                if journaled is not None:  # it ran: its result wins over dropping it
+                    made.append(journaled)
+                    changes.append(
+                        Change("tool_use answered", index, f"{use_id} from the tool journal")
+                    )
+                elif unresolved == "drop":
+                    gone.add(use_id)
+                    changes.append(
+                        Change("tool_use dropped", index, f"{use_id} was never answered")
+                    )
+                else:
+                    made.append(m.tool_result(use_id, INTERRUPTED, is_error=True))
+                    changes.append(Change("tool_use answered", index, f"{use_id} as interrupted"))
+            if gone:
                 content = [
                     b for b in content if not (b.get("type") == "tool_use" and b["id"] in gone)
                 ]
-                for use in missing:
-                    changes.append(
-                        Change("tool_use dropped", index, f"{use['id']} was never answered")
-                    )
-            elif missing:
-                answers = [m.tool_result(u["id"], INTERRUPTED, is_error=True) for u in missing]
-                for use in missing:
-                    changes.append(
-                        Change("tool_use answered", index, f"{use['id']} as interrupted")
-                    )
-                if following is not None and following["role"] == "user":
-                    out[k + 1] = (
-                        out[k + 1][0],
-                        {"role": "user", "content": [*answers, *m.blocks(following)]},
-                    )
-                else:
-                    out.insert(k + 1, (index, m.user(answers)))
             if content != m.blocks(message):
-                out[k] = (index, {"role": "assistant", "content": content})
+                message = {"role": "assistant", "content": content}
+            out.append((index, message))
+            if made and following is not None and following["role"] == "user":
+                carry = made
+            elif made:
+                out.append((index, m.user(made)))
         else:
-            previous = out[k - 1][1] if k > 0 else None
+            if carry:
+                message = {"role": "user", "content": [*carry, *m.blocks(message)]}
+                carry = []
+            previous = out[-1][1] if out else None
             asked = (
                 {str(u.get("id")) for u in m.tool_uses(previous)}
                 if previous is not None and previous["role"] == "assistant"
@@ -821,8 +1139,19 @@ def _pair_tools(
                     done.add(use_id)
                 kept.append(block)
             if kept != m.blocks(message):
-                out[k] = (index, {"role": "user", "content": kept})
+                message = {"role": "user", "content": kept}
+            out.append((index, message))
     return out
+
+
+def _journaled(use_id: str, answers: Mapping[str, m.Block]) -> m.Block | None:
+    """The result ``answers`` holds for ``use_id``, as a block the API takes (its
+    ``tool_use_id`` set to the call's), or ``None`` if there is none or it is no
+    ``tool_result`` block."""
+    given = answers.get(use_id)
+    if not isinstance(given, Mapping) or given.get("type") != "tool_result":
+        return None
+    return _mend_block("user", {**given, "tool_use_id": use_id})
 
 
 def _keep(index: int, message: m.MessageDict, changes: list[Change]) -> bool:
@@ -898,6 +1227,11 @@ class Transcript(Plugin):
     _last: m.MessageDict | None = None
     _last_blocks: int = 0
     _handle: IO[str] | None = None
+    _planned: list[str] = field(default_factory=list)
+    """Uuids of the entries a boundary announced (its rewrite), handed out in order."""
+    _stale: bool = False
+    """A write failed: the file may lack an entry or end mid-line. The next write starts
+    over under a boundary, so the file holds the whole conversation again."""
 
     # -- the plugin points -------------------------------------------------------------------
 
@@ -912,6 +1246,9 @@ class Transcript(Plugin):
     def after_reply(self, agent: BaseAgent, reply: Message) -> None:
         self._guard(agent, lambda: self.sync(agent.messages, reply=reply))
 
+    def on_tool_progress(self, agent: BaseAgent, progress: ToolProgress) -> None:
+        self._guard(agent, lambda: self.journal(progress))
+
     def after_tools(self, agent: BaseAgent, results: list[m.Block]) -> None:
         self._guard(agent, lambda: self.sync(agent.messages))
 
@@ -922,12 +1259,15 @@ class Transcript(Plugin):
 
     def sync(self, conversation: Sequence[m.MessageDict], *, reply: Message | None = None) -> None:
         """Write whatever of ``conversation`` is not written yet, and flush it."""
-        if len(conversation) < self._count or (
-            self._count and conversation[self._count - 1] is not self._last
+        if (
+            self._stale
+            or len(conversation) < self._count
+            or (self._count and conversation[self._count - 1] is not self._last)
         ):
             # Changed without a rewrite we were told of: start over under a boundary.
             self._boundary(conversation, "rewrite", None, None)
             self._write_messages(conversation, summary=False, reply=reply)
+            self.flush()
             return
         if self._count and self._last is not None:
             grown = m.blocks(self._last)[self._last_blocks :]
@@ -971,6 +1311,28 @@ class Transcript(Plugin):
         self._write_messages(new, summary=True)
         self.flush()
 
+    def journal(self, progress: ToolProgress) -> None:
+        """Record calls starting, or their results, as a ``tool-progress`` entry beside the
+        chain (no uuid: it is not part of the conversation). A resume answers a call whose
+        result never reached the conversation with its journaled result, or, if it only
+        started, says it may have run; a call with neither never ran. Claude Code writes
+        each result as a chain entry of its own as its tool finishes; we journal them and
+        keep writing the whole results message after, which keeps one entry per message."""
+        entry: dict[str, Any] = {
+            "type": "tool-progress",
+            "state": progress.state,
+            "isSidechain": self.sidechain,
+            "sessionId": self.session_id,
+            "timestamp": isoformat(self.clock.now()),
+            "toolUseIds": list(progress.tool_use_ids),
+        }
+        if progress.results:
+            entry["results"] = list(progress.results)
+        if self.agent_id is not None:
+            entry["agentId"] = self.agent_id
+        self._append(entry)
+        self.flush(durable=self.fsync)  # before a side effect, or right after one
+
     def flush(self, *, durable: bool = False) -> None:
         """Hand what was written to the operating system; ``durable``: to the disk too."""
         if self._handle is not None:
@@ -1011,6 +1373,11 @@ class Transcript(Plugin):
             action()
         except (OSError, TypeError, ValueError) as error:  # the run goes on, and says so
             agent.emit(TranscriptFailed(f"{type(error).__name__}: {error}"))
+            self._stale, self._planned = True, []
+            if self._handle is not None:  # reopened next time: a torn last line is ended
+                with contextlib.suppress(OSError):
+                    self._handle.close()
+                self._handle = None
 
     def _write_messages(
         self,
@@ -1062,7 +1429,7 @@ class Transcript(Plugin):
             "sessionId": self.session_id,
             "version": VERSION,
             "type": kind,
-            "uuid": self.ids(),
+            "uuid": self._planned.pop(0) if self._planned and kind != "system" else self.ids(),
             "timestamp": isoformat(self.clock.now()),
         }
         if self.agent_id is not None:
@@ -1087,8 +1454,15 @@ class Transcript(Plugin):
             isMeta=False,
             compactMetadata=metadata,
         )
+        # The boundary names its rewrite's last entry, written last: until that entry is on
+        # disk, the loader goes on from the conversation before the boundary (a crash in
+        # the middle of the rewrite must not leave a shorter conversation).
+        self._planned = [self.ids() for _ in new]
+        if self._planned:
+            metadata["tailUuid"] = self._planned[-1]
         self._append(entry, chained=True)
         self._count, self._last, self._last_blocks = 0, None, 0
+        self._stale = False
 
     def _append(self, entry: dict[str, Any], *, chained: bool | None = None) -> None:
         if self._handle is None:
