@@ -77,3 +77,4 @@ class Agent(BaseAgent):
             **settings,
         )
         runner.turn_budget = turn_budget(self.context_window)
+        runner.progress = self.tool_progress  # the plugins hear of each batch (transcripts)

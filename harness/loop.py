@@ -6,6 +6,9 @@ plug in at its named points:
 * ``before_request``: make the conversation fit (compaction);
 * ``call_model``: wraps every model call (cache breakpoints, error recovery);
 * ``after_reply``: remember and record what was said;
+* ``on_tool_progress``: calls are about to run, or have their results (from inside the tool
+  runner, before the loop sees them: the transcript journals them, so a crash between a
+  tool's side effect and the results' message loses nothing);
 * ``after_tools``: the tool results have joined the conversation (the transcript saves them);
 * ``on_rewrite``: the conversation is about to be replaced (the transcript marks a compaction);
 * the tool calls: whatever runs them implements :class:`ToolCalls` (validation, permissions,
@@ -52,6 +55,13 @@ from harness.pricing import CostMeter
 
 # Claude Code's wording for a tool call cut short, so the conversation stays valid.
 INTERRUPTED = "[Request interrupted by user for tool use]"
+
+# Our wording for a call that started but whose result was never recorded (the process
+# stopped in between): unlike an interruption, its side effects may have happened.
+MAY_HAVE_RUN = (
+    "[The harness stopped while this call was running: it may have run, but its result was "
+    "not recorded. Check its effects before running it again.]"
+)
 
 DEFAULT_CONTEXT_WINDOW = 200_000  # the standard window of Claude models (some offer 1M)
 
@@ -106,6 +116,18 @@ class Rewrite:
     event: Event
 
 
+@dataclass(frozen=True)
+class ToolProgress:
+    """What the tool runner reports as it goes: ``started`` (these calls are about to run)
+    or ``finished`` (these calls have their results), before the loop sees the results."""
+
+    state: str
+    """``started`` or ``finished``."""
+    tool_use_ids: tuple[str, ...]
+    results: tuple[m.Block, ...] = ()
+    """The ``tool_result`` blocks, when ``finished``."""
+
+
 class Plugin:
     """A mechanism that plugs into the loop. Every point is a no-op until overridden.
 
@@ -128,6 +150,11 @@ class Plugin:
 
     def after_reply(self, agent: BaseAgent, reply: Message) -> None:
         """Runs once the reply has joined the conversation."""
+
+    def on_tool_progress(self, agent: BaseAgent, progress: ToolProgress) -> None:
+        """Runs as calls start and as their results exist, from inside the tool runner (a
+        runner that reports progress calls :meth:`BaseAgent.tool_progress`; ``Agent``'s
+        does)."""
 
     def after_tools(self, agent: BaseAgent, results: list[m.Block]) -> None:
         """Runs once a reply's tool results have joined the conversation (also when a run
@@ -347,6 +374,10 @@ class BaseAgent:
     def _at_each_plugin(self, point: str, *args: Any) -> None:
         for plugin in self.plugins:
             getattr(plugin, point)(self, *args)
+
+    def tool_progress(self, progress: ToolProgress) -> None:
+        """For the tool runner: report calls starting or finished to every plugin."""
+        self._at_each_plugin("on_tool_progress", progress)
 
     def _stop_hooks(self, reply: Message) -> Generator[Event, None, str | None]:
         for hook in self.stop_hooks:

@@ -10,8 +10,10 @@ finishes the session here with :func:`tests.crash_session.drive`. After every ki
 * every tool result that was on disk before the kill is in the final conversation, unchanged;
 * no ``tool_use`` id is twice in the ledger, and every (step, part) has exactly one real
   result: a finished tool never ran again;
-* every call in the ledger whose result never reached the disk is answered as interrupted
-  (the call ran, the crash came before its result was written: that window is inherent).
+* every call in the ledger whose result never reached the disk (the crash came between its
+  side effect and the tool journal's record of its result: that window is inherent) is
+  answered that it *may have run*, never as interrupted; a call whose result reached the
+  journal but not the conversation gets that result back on resume.
 
 Run with ``-s`` to see where the kills landed.
 """
@@ -31,7 +33,7 @@ from pathlib import Path
 from typing import IO
 
 from harness import messages as m
-from harness.loop import INTERRUPTED
+from harness.loop import INTERRUPTED, MAY_HAVE_RUN
 from harness.resume import Sessions
 from harness.transcript import load, repair
 from tests.crash_session import FINAL, LEDGER, TRACE, drive, plan
@@ -142,10 +144,12 @@ class Figures:
     finished_before_kill: int = 0
     phases: Counter[str] = field(default_factory=Counter)
     torn_lines: int = 0
-    ran_but_interrupted: int = 0
-    """Calls in the ledger whose result never reached the disk (answered as interrupted)."""
-    never_ran_interrupted: int = 0
-    """Calls on disk that a kill stopped before they ran (answered as interrupted)."""
+    ran_but_may_have_run: int = 0
+    """Calls in the ledger whose result never reached the disk (answered "may have run",
+    never "interrupted")."""
+    never_ran_answered: int = 0
+    """Calls on disk that a kill stopped before they ran (answered as interrupted, or as
+    "may have run" when the kill came after they were recorded as started)."""
     ledger_lines: int = 0
     seconds: float = 0.0
 
@@ -156,9 +160,9 @@ class Figures:
             "where the kills landed:",
             *(f"  {n:3d}  {PHASES.get(k, k)}" for k, n in self.phases.most_common()),
             f"torn last lines: {self.torn_lines}",
-            f"ledger lines: {self.ledger_lines}; ran but answered as interrupted (result never "
-            f"on disk): {self.ran_but_interrupted}; answered as interrupted before they ran: "
-            f"{self.never_ran_interrupted}",
+            f"ledger lines: {self.ledger_lines}; ran but their result never on disk (answered "
+            f"'may have run'): {self.ran_but_may_have_run}; stopped before they ran: "
+            f"{self.never_ran_answered}",
         ]
         return "\n".join(lines)
 
@@ -189,8 +193,8 @@ def check_final(
         assert use_id in calls, f"{use_id} ran but its call is not in the conversation"
         result = results[use_id]
         if result.get("is_error"):
-            assert result["content"] == INTERRUPTED
-            figures.ran_but_interrupted += 1
+            assert result["content"] == MAY_HAVE_RUN, f"{use_id} ran; told it was interrupted"
+            figures.ran_but_may_have_run += 1
         else:
             real[int(step), int(part)] += 1
     expected = {(s, p) for s, n in enumerate(plan(seed), start=1) for p in range(1, n + 1)}
@@ -199,7 +203,8 @@ def check_final(
         if not result.get("is_error"):
             assert counts[use_id] == 1, f"{use_id} has a result but never ran"
         elif use_id not in counts:
-            figures.never_ran_interrupted += 1
+            assert result["content"] in (INTERRUPTED, MAY_HAVE_RUN)
+            figures.never_ran_answered += 1
     figures.ledger_lines += len(ledger)
 
 

@@ -111,6 +111,11 @@ def on_disk(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
+def chain_entries(path: Path) -> list[dict[str, Any]]:
+    """The entries with a place in the chain (not the tool journal beside it)."""
+    return [e for e in on_disk(path) if "uuid" in e]
+
+
 def message_entries(path: Path) -> list[dict[str, Any]]:
     return [e for e in on_disk(path) if e["type"] in ("user", "assistant")]
 
@@ -132,7 +137,7 @@ def microcompact_now(agent: Agent, keep: int) -> tuple[str, ...]:
 def test_each_entry_carries_the_claude_code_header_fields(tmp_path: Path) -> None:
     agent, _, transcript = make_agent(tmp_path, [reads("a.txt"), reply("Done.")])
     run(agent, "Read a.txt.")
-    entries = on_disk(transcript.path)
+    entries = chain_entries(transcript.path)
     assert [e["type"] for e in entries] == ["user", "assistant", "user", "assistant"]
     for entry in entries:
         assert set(HEADER_FIELDS) <= set(entry), entry
@@ -153,11 +158,37 @@ def test_each_entry_hangs_from_the_one_written_before_it(tmp_path: Path) -> None
     run(agent, "Read both.")
     model.extend([reply("Still done.")])
     run(agent, "Anything else?")
-    entries = on_disk(transcript.path)
+    entries = chain_entries(transcript.path)
     assert entries[0]["parentUuid"] is None
     for before, entry in pairwise(entries):
         assert entry["parentUuid"] == before["uuid"]
     assert transcript.parent == entries[-1]["uuid"]
+
+
+def test_each_batch_of_calls_is_journaled_before_it_runs_and_as_its_results_exist(
+    tmp_path: Path,
+) -> None:
+    agent, _, transcript = make_agent(tmp_path, [reads("a.txt", "b.txt"), reply("Done.")])
+    run(agent, "Read both.")
+    kinds = [
+        (e["type"], e.get("state"), tuple(e.get("toolUseIds", ())))
+        for e in on_disk(transcript.path)
+    ]
+    ids = tuple(u["id"] for u in m.tool_uses(agent.messages[1]))
+    assert kinds == [
+        ("user", None, ()),
+        ("assistant", None, ()),
+        ("tool-progress", "started", ids),  # before the reads ran (in parallel: one batch)
+        ("tool-progress", "finished", ids),
+        ("user", None, ()),
+        ("assistant", None, ()),
+    ]
+    journaled = on_disk(transcript.path)[3]["results"]
+    assert journaled == m.tool_results(agent.messages[2])  # the results, as the model got them
+    session = load(transcript.path)
+    assert session.tools_started == set(ids)
+    assert session.tool_journal == {r["tool_use_id"]: r for r in journaled}
+    assert session.messages == agent.messages  # the journal is not part of the conversation
 
 
 def test_prompt_and_every_tool_result_are_on_disk_before_the_next_model_call(
@@ -599,7 +630,9 @@ def test_unknown_entry_types_and_fields_pass(tmp_path: Path) -> None:
     assert fsck(loaded.entries).ok
 
 
-def test_a_broken_chain_is_reported_not_raised(tmp_path: Path) -> None:
+def test_a_broken_chain_is_reported_and_goes_on_from_the_entry_written_before_it(
+    tmp_path: Path,
+) -> None:
     path = write(
         tmp_path,
         [
@@ -610,8 +643,9 @@ def test_a_broken_chain_is_reported_not_raised(tmp_path: Path) -> None:
         ],
     )
     loaded = load(path)
-    assert texts(loaded.messages) == ["Second.", "Two."]
-    assert [(f.line, f.kind) for f in loaded.findings] == [(3, "broken chain")]
+    assert texts(loaded.messages) == ["First.", "One.", "Second.", "Two."]
+    assert [(f.line, f.kind) for f in loaded.findings] == [(3, "reconnected")]
+    assert "line 2" in loaded.findings[0].detail
     assert [(f.line, f.kind) for f in fsck(loaded.entries).findings] == [(3, "broken chain")]
 
 

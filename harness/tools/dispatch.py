@@ -32,7 +32,7 @@ and the runner ends the run by raising :class:`~harness.loop.StopRun` with an
 from __future__ import annotations
 
 import json
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -49,7 +49,7 @@ from harness.events import (
     ToolStarted,
     describe_failure,
 )
-from harness.loop import StopRun
+from harness.loop import StopRun, ToolProgress
 from harness.messages import Block, tool_result, valid_text
 from harness.tools.base import Tool, ToolContext, ToolError, ToolOutput, ToolRegistry
 from harness.tools.hooks import Hooks, PreToolUseResult, ToolUse
@@ -184,16 +184,28 @@ class ToolRunner:
     """Tokens the results of one reply's calls may take together before the largest are
     stored (``Agent`` sets it from the context window with :func:`turn_budget`)."""
 
+    progress: Callable[[ToolProgress], None] | None = None
+    """Told as each batch of calls starts and as its results exist (``Agent`` passes its
+    :meth:`~harness.loop.BaseAgent.tool_progress`, which tells the plugins)."""
+
     def definitions(self) -> list[dict[str, Any]]:
         """The registered tools, as the API takes them in ``tools=[...]``."""
         return self.registry.definitions()
+
+    def _report(self, progress: ToolProgress) -> None:
+        if self.progress is not None:
+            self.progress(progress)
 
     def run(self, calls: Iterable[Block]) -> Generator[Event, None, list[Block]]:
         """Run one reply's tool calls; yields events, returns the ``tool_result`` blocks.
 
         Between the first tool starting and the last result being recorded in
         :attr:`finished` nothing is yielded, so a caller that stops iterating can never
-        lose a result of a tool that already ran (and so never runs it twice).
+        lose a result of a tool that already ran (and so never runs it twice). Each batch's
+        results are recorded as soon as the batch is done, and reported to :attr:`progress`
+        (the transcript journals them), as is each batch before it starts: a crash between
+        a tool's side effect and the results' message then loses nothing, and a call that
+        started without a recorded result is known to have maybe run.
         """
         self.finished = {}
         prepared: list[_Call] = []
@@ -215,10 +227,21 @@ class ToolRunner:
             prepared.append(call)
             if call.deferred is not None:
                 held = call
-        for batch in _batches(prepared):
-            self._execute(batch)
         events: list[Event] = []
-        finals = [self._finish(call, events) for call in prepared]
+        finals: list[tuple[str, bool, str | None]] = []
+        for batch in _batches(prepared):
+            running = tuple(c.use.tool_use_id for c in batch if c.tool is not None)
+            if running:
+                self._report(ToolProgress("started", running))
+            self._execute(batch)
+            done = [self._finish(call, events) for call in batch]  # PostToolUse hooks too
+            for call, (content, is_error, _) in zip(batch, done, strict=True):
+                self.finished[call.use.tool_use_id] = tool_result(
+                    call.use.tool_use_id, content, is_error=is_error
+                )
+            finals += done
+            ids = tuple(c.use.tool_use_id for c in batch)
+            self._report(ToolProgress("finished", ids, tuple(self.finished[i] for i in ids)))
         contents = self._hold_to_budget(prepared, finals)
         for call, content, (_, is_error, _) in zip(prepared, contents, finals, strict=True):
             self.finished[call.use.tool_use_id] = tool_result(
