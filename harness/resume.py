@@ -8,8 +8,9 @@
   before the transcript would leave a name that leads nowhere, and the next start would
   begin again with no memory (seed 002).
 * :func:`resume` loads a session, repairs it, puts it in the agent and keeps writing the
-  same file. Tools that finished have their results in the conversation, so they never run
-  again; calls a crash cut off are answered as interrupted.
+  same file. Tools that finished have their results in the conversation (or in the tool
+  journal beside it), so they never run again; a call a crash cut off in the middle is
+  answered that it may have run, one that never started as interrupted.
 * :func:`run_step` is a workflow step with an output check. When the check fails, it
   resumes the step's session and sends a short correction, instead of running the whole
   step again (seed 000: 21 minutes of redone work became a 16-second reply).
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,12 +29,13 @@ from typing import Protocol
 from harness import messages as m
 from harness.clock import Clock, RealClock
 from harness.events import Event
-from harness.loop import BaseAgent, Rewrite
+from harness.loop import MAY_HAVE_RUN, BaseAgent, Rewrite
 from harness.memory import write_atomic
 from harness.transcript import (
     Change,
     Entry,
     Finding,
+    NotATranscript,
     Session,
     Transcript,
     UnresolvedPolicy,
@@ -74,8 +77,11 @@ class Resumed(Event):
 def is_flushed(path: Path) -> bool:
     """Whether ``path`` holds at least one complete message entry, ended by a newline.
 
-    Reads from the end, a chunk at a time, so it costs the same on a 1 GB file.
+    Reads from the end, a chunk at a time, so it costs the same on a 1 GB file. A path that
+    is not a regular file (a folder, a named pipe, whose open would wait) is never opened.
     """
+    if not path.is_file():
+        return False
     try:
         with open(path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
@@ -144,11 +150,51 @@ class Sessions:
             fsync=fsync,
         )
 
+    def import_file(self, path: str | Path) -> str:
+        """Copy the transcript at ``path`` into a new session of this folder; its id.
+
+        Resuming a file outside the folder (or a link to one) would append the new run to
+        it, a file that is not this folder's to change. The copy is a new regular file here,
+        byte for byte the original, so the loader sees the same entries; the original is
+        only read. Raises :class:`~harness.transcript.NotATranscript` (an ``OSError``) if
+        ``path`` is not a regular file, checked on the open file (a named pipe is opened
+        without waiting for a writer), and ``OSError`` if it cannot be read or copied (no
+        copy is left behind then).
+        """
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+        handle = os.open(path, flags)
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            os.close(handle)
+            raise NotATranscript(f"{path} is not a regular file, so it is no transcript")
+        with open(handle, "rb") as source:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            for _ in range(100):  # a new id, never an existing file (the ids are random)
+                session_id = self.ids()
+                target = self.path(session_id)
+                try:
+                    copy = open(target, "xb")  # noqa: SIM115 (closed below, removed on failure)
+                except FileExistsError:
+                    continue
+                break
+            else:
+                raise FileExistsError(f"no free session id in {self.folder}")
+            try:
+                with copy:
+                    while chunk := source.read(1 << 20):
+                        copy.write(chunk)
+                    copy.flush()
+                    os.fsync(copy.fileno())
+            except BaseException:
+                target.unlink(missing_ok=True)
+                raise
+        return session_id
+
     def ids_on_disk(self) -> list[str]:
         """Every session in the folder, oldest first (by the file's last change)."""
         if not self.folder.is_dir():
             return []
-        files = sorted(self.folder.glob("*.jsonl"), key=lambda p: (p.stat().st_mtime, p.name))
+        found = [p for p in self.folder.glob("*.jsonl") if p.is_file()]  # no pipe, no folder
+        files = sorted(found, key=lambda p: (p.stat().st_mtime, p.name))
         return [p.stem for p in files]
 
     # -- the index and its gate --------------------------------------------------------------
@@ -254,7 +300,7 @@ def resume_with(
     if not path.exists():
         raise SessionNotFound(f"no transcript at {path.name}")
     session = load(path)
-    fixed = repair(session.messages, unresolved=unresolved)
+    fixed = repair(session.messages, unresolved=unresolved, answers=journaled_answers(session))
     if not fixed.messages:
         raise SessionNotFound(f"{path.name} holds no conversation to resume")
     raw, new = session.messages, fixed.messages
@@ -275,6 +321,18 @@ def resume_with(
     agent.emit(event)
     ends_on_user = agent.messages[-1]["role"] == "user"
     return Resume(session, fixed.changes, transcript, event, ends_on_user)
+
+
+def journaled_answers(session: Session) -> dict[str, m.Block]:
+    """Answers for calls a crash cut off, from the tool journal: the result the runner
+    recorded, or, for a call that started with no result recorded, that it may have run
+    (never "interrupted": its side effects may have happened). A call with neither never
+    started, and :func:`~harness.transcript.repair` answers it as interrupted."""
+    answers = {
+        use_id: m.tool_result(use_id, MAY_HAVE_RUN, is_error=True)
+        for use_id in session.tools_started
+    }
+    return answers | session.tool_journal
 
 
 class Resumable(Protocol):

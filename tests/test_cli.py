@@ -34,6 +34,7 @@ from harness.events import Event, ToolFinished, ToolStarted
 from harness.model import ScriptedModel, faults
 from harness.model.scripted import Request
 from harness.recovery import GaveUp, Retrying
+from harness.tokens import ContextBudget
 from harness.tools.permissions import Approval, ApprovalRequest
 from harness.transcript import load, project_folder
 
@@ -372,14 +373,20 @@ def test_resume_of_a_real_claude_code_transcript_gives_a_valid_conversation_and_
     assert {e["sessionId"] for e in entries if e.get("sessionId")} == {session_id}
 
 
-def test_resume_of_a_claude_code_transcript_by_path(cli: Any, tmp_path: Path) -> None:
+def test_resume_of_a_claude_code_transcript_by_path(
+    cli: Any, workspace: Path, tmp_path: Path
+) -> None:
     source = real_transcript("1af7fc5e")
     copy = tmp_path / f"{session_id_inside(source)}.jsonl"
     shutil.copyfile(source, copy)
     run = cli("--resume", str(copy), "-p", "hello", "--output-format", "json")
     assert run.code == 0, run.err
-    assert run.json()["session_id"] == copy.stem
-    assert m.validate(load(copy).messages) == []
+    # Outside the sessions folder: copied into a new session, and the file is not changed.
+    (imported,) = transcripts(workspace)
+    assert run.json()["session_id"] == imported.stem != copy.stem
+    assert f"copied {copy} into new session {imported.stem}" in run.err
+    assert copy.read_bytes() == source.read_bytes()
+    assert m.validate(load(imported).messages) == []
 
 
 # --- interactive, in-process (lines from stdin) ------------------------------------------------
@@ -477,10 +484,12 @@ def test_context_parts_sum_to_the_window_before_and_after_a_run(workspace: Path)
 def test_context_parts_over_the_threshold_have_nothing_free_and_still_sum_to_the_window(
     workspace: Path,
 ) -> None:
-    h = assembled(workspace, window=4_000)  # below the auto-compact buffer: no room at all
-    parts = {p.name: p.tokens for p in context_parts(h.agent, h.auto.budget)}
+    h = assembled(workspace)
+    # A 4,000-token window whose threshold (1,000) the system prompt and tools are past.
+    budget = ContextBudget(window=4_000, max_output=1_000, buffer=2_000)
+    parts = {p.name: p.tokens for p in context_parts(h.agent, budget)}
     used = sum(v for k, v in parts.items() if not k.startswith(("free", "kept")))
-    assert used > h.auto.threshold
+    assert used > budget.auto_compact_threshold
     assert parts["free before auto-compact"] == 0
     assert parts["kept free (buffer and reply)"] == 4_000 - used
     assert sum(parts.values()) == 4_000

@@ -89,16 +89,25 @@ class Screen:
     def exit_code(self, timeout: float = STEP) -> int:
         """Wait for the program to end; its exit code."""
         deadline = time.monotonic() + timeout
+
+        def overdue(what: str) -> AssertionError:
+            return AssertionError(f"the program {what} within {timeout:g} s:\n" + self.text[-3000:])
+
         while True:
             try:
                 self.raw += self.child.read_nonblocking(65536, timeout=0.25)
             except pexpect.TIMEOUT:
                 if time.monotonic() > deadline:
-                    raise AssertionError(
-                        f"the program did not end within {timeout:g} s:\n" + self.text[-3000:]
-                    ) from None
+                    raise overdue("did not end") from None
             except pexpect.EOF:
                 break
+        # The terminal's end is not yet the process's: wait until it has exited and its status
+        # is read. (close() first would give it 0.1 s and then kill it, so on a loaded machine
+        # a program still on its way out lost its exit code to a signal.)
+        while self.child.isalive():
+            if time.monotonic() > deadline:
+                raise overdue("closed its terminal but did not exit")
+            time.sleep(0.05)
         self.child.close()
         assert self.child.exitstatus is not None, f"killed by signal {self.child.signalstatus}"
         return int(self.child.exitstatus)
@@ -306,5 +315,10 @@ def test_ctrl_c_in_a_tool_stops_the_turn_at_once_and_the_session_goes_on(
 
     screen.child.sendintr()  # at the prompt: once warns, twice exits
     screen.expect(r"Ctrl-C again to exit")
+    # The next prompt must be on the screen before the second Ctrl-C: prompt_toolkit draws
+    # it once the terminal is in raw mode, where Ctrl-C is a key the prompt reads. Sent
+    # before that (the warning printed, the prompt not yet started), it would be a SIGINT
+    # landing wherever the program happens to be: how this test once failed under load.
+    screen.expect(PROMPT)
     screen.child.sendintr()
     assert screen.exit_code() == 130

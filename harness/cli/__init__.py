@@ -4,6 +4,12 @@ Interactive (``harness``) or one-shot (``harness -p "prompt"``); offline with th
 unless ``ANTHROPIC_API_KEY`` is set. The agent is :func:`~harness.cli.assemble.assemble`'s:
 every mechanism of the course on one loop. This module only reads flags and lines, runs
 prompts, and prints what happens. ``harness --help`` lists the flags and the exit codes.
+
+Whatever a person gets wrong (a flag, a closed standard input, a sessions folder that cannot
+be written, a session that is a folder or a pipe) ends as one line on stderr and an exit
+code (:class:`~harness.cli.report.Exit`), before any model call. A transcript outside the
+sessions folder is copied in and the copy resumed: the command line appends only to files of
+its own folder.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import stat
 import sys
 import time
 from collections.abc import Generator, Sequence
@@ -21,18 +28,28 @@ from rich.console import Console
 from rich.text import Text
 
 from harness import messages as m
-from harness.cli.assemble import MODES, Harness, Options, assemble, sessions_for
+from harness.cli.assemble import (
+    MODES,
+    Harness,
+    Options,
+    assemble,
+    sessions_for,
+    transcript_path,
+)
 from harness.cli.commands import COMMANDS, Shell, dispatch
 from harness.cli.report import Ending, Exit, ending, event_record, json_line, result_record
 from harness.cli.terminal import (
     Activity,
+    NoInput,
     Progress,
     ProgressClock,
     Reader,
+    isatty,
     print_event,
     terminal_approver,
 )
 from harness.events import AssistantReplied, Event
+from harness.memory import MemoryFormatError
 from harness.resume import NotFlushed, SessionNotFound, Sessions
 from harness.tools.permissions import Approval, ApprovalRequest, Approver
 from harness.transcript import load
@@ -125,15 +142,17 @@ class Program:
             sessions_root=args.sessions,
         )
         self.sessions = sessions_for(self.options, clock=self.clock)
+        self.shown: Event | None = None
+        """The last event printed (a run's ending is not printed again after it)."""
 
     # -- sessions --------------------------------------------------------------------------
 
     def approver(self) -> Approver:
-        if self.one_shot and not (sys.stdin.isatty() and sys.stderr.isatty()):
+        if self.one_shot and not (isatty(sys.stdin) and isatty(sys.stderr)):
             return _nobody
         return terminal_approver(self.reader, self.console, self.activity)
 
-    def open(self, session: str | None) -> Harness:
+    def open(self, session: str | Path | None) -> Harness:
         return assemble(
             self.options,
             approver=self.approver(),
@@ -164,6 +183,7 @@ class Program:
                     self.out.print(json_line(event_record(event, harness.session_id)), markup=False)
                 elif not self.quiet and not (self.one_shot and _final(event)):
                     print_event(self.console, event, verbose=self.args.verbose)
+                    self.shown = event
         except KeyboardInterrupt:
             interrupted = True
         finally:
@@ -185,7 +205,9 @@ class Program:
     def one(self, harness: Harness) -> int:
         prompt = self.args.prompt
         if prompt == "-":
-            prompt = sys.stdin.read()
+            prompt = self.reader.read_all()
+            if not prompt.strip():
+                raise NoInput("-p - found no prompt on the standard input (it was empty)")
         started = time.monotonic()
         if self.args.output_format == "stream-json":
             self.out.print(json_line(self.init_record(harness)), markup=False)
@@ -194,7 +216,7 @@ class Program:
         if self.args.output_format == "text":
             if end.text:
                 self.out.print(end.text, markup=False)
-            if end.exit != Exit.DONE:
+            if end.exit != Exit.DONE and str(self.shown) != end.reason:  # not said twice
                 self.console.print(Text(f"■ {end.reason}", style="yellow"))
         else:
             record = result_record(end, harness.agent.meter, harness.session_id, took)
@@ -258,22 +280,59 @@ class Program:
         }
 
     def pick(self) -> str | None:
-        """List this folder's sessions, newest first, and ask which to resume."""
-        found = list(reversed(self.sessions.ids_on_disk()))[:20]
+        """List this folder's sessions, newest first, and ask which to resume (only regular
+        files: a folder or a pipe named ``<id>.jsonl`` is no session)."""
+        found = [s for s in reversed(self.sessions.ids_on_disk()) if _regular(self.sessions, s)]
+        found = found[:20]
         if not found:
             return None
         self.console.print(Text("Sessions in this folder, newest first:", style="bold"))
         for i, session_id in enumerate(found, 1):
             self.console.print(Text(f"  {i:>2}. {describe(self.sessions, session_id)}"))
         answer = self.reader.read(f"Resume which? [1-{len(found)}, Enter for 1] ").strip()
-        index = int(answer) if answer.isdigit() else 1
+        index = int(answer) if answer.isdecimal() else 1  # "²" is a digit, not a number
         return found[min(max(index, 1), len(found)) - 1]
+
+    def target(self, session: str | None) -> str | Path | None:
+        """What to resume: ``session`` as :func:`assemble` takes it, the session file checked
+        (a regular file, or :class:`SessionNotFound`). A file outside the sessions folder (or
+        a link to one) is copied into a new session first, so the run never appends to it."""
+        path = transcript_path(self.sessions, session)
+        if path is None or _inside(path, self.sessions.folder):
+            return path
+        copied = self.sessions.import_file(path)
+        print(
+            f"harness: copied {path} into new session {copied}; the original is not changed",
+            file=sys.stderr,
+        )
+        return copied
+
+
+def _regular(sessions: Sessions, session_id: str) -> bool:
+    """Whether the session's file is a regular file (found by ``stat``, never by opening it:
+    opening a named pipe waits for a writer)."""
+    try:
+        return stat.S_ISREG(os.stat(sessions.path(session_id)).st_mode)
+    except (OSError, ValueError, SessionNotFound):
+        return False
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is a file of ``folder`` itself, links followed: not a link out of
+    it, nor a file in a subfolder (a subagent's sidechain)."""
+    return path.resolve() == folder.resolve() / path.name
 
 
 def describe(sessions: Sessions, session_id: str) -> str:
     """A session in one line: its id, when it last changed, its size and first prompt."""
     path = sessions.path(session_id)
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(path.stat().st_mtime))
+    try:
+        status = os.stat(path)
+    except OSError as error:
+        return f"{session_id[:8]}  (unreadable: {error.strerror})"
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(status.st_mtime))
+    if not stat.S_ISREG(status.st_mode):  # never opened: a pipe would wait for a writer
+        return f"{session_id[:8]}  {when}  (not a transcript: not a regular file)"
     try:
         session = load(path)
     except (OSError, ValueError) as error:
@@ -298,36 +357,141 @@ def _nobody(request: ApprovalRequest) -> Approval:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """The command line. Returns the exit code (see :class:`~harness.cli.report.Exit`)."""
-    args = parser().parse_args(argv)
+def unwritable(folder: Path) -> str | None:
+    """Why a transcript could not be written in ``folder``, or None if it could.
+
+    Checked without creating anything: the nearest part of the path that exists must be a
+    folder the program may write in (a file there, or a read-only folder, would leave the
+    session unrecorded). ``os.access`` answers for this user (root may write anywhere).
+    """
+    for place in (folder, *folder.parents):
+        try:
+            mode = os.stat(place).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # not there yet: it would be created, if its parent allows
+        except (OSError, ValueError) as error:
+            return f"{place} cannot be reached ({getattr(error, 'strerror', None) or error})"
+        if not stat.S_ISDIR(mode):
+            return f"{place} is a file, not a folder"
+        if not os.access(place, os.W_OK | os.X_OK):
+            return f"{place} is not writable"
+        return None
+    return f"none of {folder} exists"
+
+
+def _usage(message: str) -> int:
+    """One line on stderr; the exit code for a usage error."""
+    print(f"harness: {message}", file=sys.stderr)
+    return int(Exit.USAGE)
+
+
+def _problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the flags themselves, beyond what argparse checks."""
     if args.max_turns < 1:
-        print("harness: --max-turns must be at least 1", file=sys.stderr)
-        return int(Exit.USAGE)
+        return "--max-turns must be at least 1"
     if args.cont and args.resume:
-        print("harness: use --continue or --resume, not both", file=sys.stderr)
-        return int(Exit.USAGE)
+        return "use --continue or --resume, not both"
+    if args.sessions is not None and "\0" in str(args.sessions):
+        return "--sessions: a path cannot hold a NUL character"
+    return None
+
+
+def _stdin_problem(args: argparse.Namespace, reader: Reader) -> str | None:
+    """Why this invocation cannot run with the standard input it has (a closed one)."""
+    if not reader.closed:
+        return None
+    if args.prompt == "-":
+        return "-p - reads the prompt from the standard input, which is closed"
+    if args.resume == PICK:
+        return "--resume without an id asks which session, but the standard input is closed"
+    if args.prompt is None:
+        return (
+            "the standard input is closed, so there is nothing to read prompts from "
+            "(give one with -p PROMPT)"
+        )
+    return None
+
+
+def _memory_note(harness: Harness) -> str:
+    """The resumed session's memory file could not be used: which file, which line, why."""
+    error = harness.memory_error
+    if isinstance(error, MemoryFormatError):
+        where = f"{error.path or harness.memory.path} line {error.line}: {error.problem}"
+    else:
+        where = str(error)
+    return (
+        f"harness: {where}; session memory is off for this session and the file is left as "
+        "it is (fix it, then resume again)"
+    )
+
+
+def _oserror(error: OSError) -> str:
+    """An ``OSError`` in one line, naming the file."""
+    if error.strerror and error.filename:
+        return f"{error.filename}: {error.strerror}"
+    return str(error)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line. Returns the exit code (see :class:`~harness.cli.report.Exit`).
+
+    Everything a person can get wrong is one line on stderr and :attr:`Exit.USAGE`, found
+    before the first model call: bad flags (argparse's message), a closed standard input
+    where one is needed, a sessions folder transcripts cannot be written to, nothing (or
+    not a transcript) to resume.
+    """
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as stop:  # --help (0), or a flag argparse refused (it said why)
+        return stop.code if isinstance(stop.code, int) else int(Exit.USAGE)
+    if (problem := _problem(args)) is not None:
+        return _usage(problem)
+    try:
+        Path.cwd()
+    except OSError as error:
+        return _usage(f"the current folder cannot be used ({error.strerror})")
     try:
         program = Program(args)
+        if (problem := _stdin_problem(args, program.reader)) is not None:
+            return _usage(problem)
+        if (why := unwritable(program.sessions.folder)) is not None:
+            flag = "--sessions" if args.sessions is not None else "the default (./.harness)"
+            return _usage(f"transcripts cannot be written under {flag}: {why}")
         session: str | None = "latest" if args.cont else args.resume
         if session == PICK:
             session = program.pick()
             if session is None:
-                print("harness: no sessions in this folder to resume", file=sys.stderr)
-                return int(Exit.USAGE)
+                return _usage("no sessions in this folder to resume")
         try:
-            harness = program.open(session)
+            harness = program.open(program.target(session))
         except SessionNotFound as error:
-            print(f"harness: {error}", file=sys.stderr)
-            return int(Exit.USAGE)
+            return _usage(str(error))
+        except OSError as error:  # the transcript cannot be read, or copied
+            return _usage(_oserror(error))
+        if harness.memory_error is not None:
+            print(_memory_note(harness), file=sys.stderr)
         return program.one(harness) if program.one_shot else program.interactive(harness)
     except KeyboardInterrupt:
         return int(Exit.INTERRUPTED)
     except EOFError:
         return int(Exit.DONE)
+    except NoInput as error:
+        return _usage(str(error))
 
 
 def run_module() -> None:
-    """``python -m harness``."""
+    """``python -m harness``: no traceback reaches the user. An error :func:`main` did not
+    expect (a bug) is one line and exit code 1; ``HARNESS_DEBUG=1`` shows the traceback."""
     os.environ.setdefault("PYTHONIOENCODING", "utf-8")
-    raise SystemExit(main())
+    try:
+        code = main()
+    except Exception as error:
+        if os.environ.get("HARNESS_DEBUG"):
+            raise
+        print(
+            f"harness: unexpected error (a bug; HARNESS_DEBUG=1 shows where): "
+            f"{type(error).__name__}: {error}",
+            file=sys.stderr,
+        )
+        code = int(Exit.FAILED)
+    raise SystemExit(code)

@@ -15,12 +15,16 @@ course and nothing else:
 
 One :class:`Harness` is one session: ``/clear`` builds a new one, ``--resume`` builds one
 and loads a transcript into it (chapter 08). Its session memory lives beside its transcript,
-in ``<session-id>/session-memory/MEMORY.md``, as its subagents' sidechains do.
+in ``<session-id>/session-memory/MEMORY.md``, as its subagents' sidechains do. A resumed
+session whose memory file cannot be used (broken by hand, say) goes on without session
+memory, and the file is left as it is: :attr:`Harness.memory_error` says why.
 """
 
 from __future__ import annotations
 
+import os
 import secrets
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +37,7 @@ from harness.compaction.auto import AutoCompact
 from harness.compaction.microcompact import Microcompact
 from harness.compaction.session_memory import SessionMemoryCompaction
 from harness.loop import AgentConfig, Plugin
-from harness.memory import SessionMemory
+from harness.memory import SessionMemory, SessionMemoryError
 from harness.model import AnthropicModel, Model
 from harness.model.base import is_live, model_name
 from harness.prompt import (
@@ -107,6 +111,9 @@ class Harness:
     claude_md: list[str]
     """The CLAUDE.md files in the system prompt, as the model sees them named."""
     resumed: Resume | None = None
+    memory_error: SessionMemoryError | None = None
+    """Why the resumed session's memory file could not be read (then session memory is off
+    for this session: neither extracted nor used by auto-compact, and the file untouched)."""
 
     @property
     def session_id(self) -> str:
@@ -118,7 +125,7 @@ class Harness:
 def sessions_for(options: Options, *, clock: Clock, ids: Iterable[str] | None = None) -> Sessions:
     """The sessions of the workspace: ``--sessions`` or ``<workspace>/.harness``."""
     workspace = options.workspace.resolve()
-    root = options.sessions_root.expanduser().resolve() if options.sessions_root else None
+    root = expand(options.sessions_root).resolve() if options.sessions_root else None
     sessions = Sessions(root or workspace / ".harness", workspace, clock)
     if ids is not None:
         source = iter(ids)
@@ -126,6 +133,15 @@ def sessions_for(options: Options, *, clock: Clock, ids: Iterable[str] | None = 
     else:
         sessions.ids = random_ids
     return sessions
+
+
+def expand(path: Path) -> Path:
+    """``~`` and ``~user`` expanded; a ``~user`` with no such user stays as written, as in a
+    shell (``Path.expanduser`` would raise)."""
+    try:
+        return path.expanduser()
+    except RuntimeError:
+        return path
 
 
 def system_prompt(
@@ -178,7 +194,7 @@ def assemble(
     system, claude_md = system_prompt(workspace.root, names, clock, options.home)
     budget = ContextBudget(window=options.context_window)
 
-    path = _transcript_path(sessions, session)
+    path = transcript_path(sessions, session)
     session_id = path.stem if path is not None else sessions.ids()
     transcript = Transcript(
         path=path or sessions.path(session_id),
@@ -188,7 +204,9 @@ def assemble(
         ids=sessions.ids,
         fsync=fsync,
     )
-    memory = SessionMemory(transcript.path.with_suffix("") / "session-memory" / "MEMORY.md")
+    memory = SessionMemory(
+        transcript.path.with_suffix("") / "session-memory" / "MEMORY.md", root=sessions.folder
+    )
     auto = AutoCompact(budget, session_memory=SessionMemoryCompaction(memory))
     recovery, caching = Recovery(), PromptCaching()
     plugins: list[Plugin] = [*extra, caching, recovery]
@@ -219,29 +237,54 @@ def assemble(
         harness.resumed = resume_with(agent, transcript)
         agent.plugins.remove(transcript)  # back where a new session has it: before memory
         agent.plugins.insert(agent.plugins.index(memory), transcript)
-        memory.load(clock.now())  # the session's memory, if it had one
+        try:
+            memory.load(clock.now())  # the session's memory, if it had one
+        except SessionMemoryError as error:
+            # A file a person broke (or a link out of the folder) is theirs to fix: the
+            # session goes on without memory rather than extract over it or stop.
+            harness.memory_error = error
+            agent.plugins.remove(memory)
+            auto.session_memory = None
     return harness
 
 
-def _transcript_path(sessions: Sessions, session: str | Path | None) -> Path | None:
-    """The transcript to resume, or None for a new session."""
+def transcript_path(sessions: Sessions, session: str | Path | None) -> Path | None:
+    """The transcript ``session`` names (see :func:`assemble`), or None for a new session.
+
+    Raises :class:`~harness.resume.SessionNotFound` when there is none, or when what is there
+    is not a regular file (a folder or a named pipe called ``<id>.jsonl``: reading it would
+    fail, or wait forever for a writer). Checked with ``stat``, never by opening it.
+    """
     if session is None:
         return None
     if session == "latest":
         found = sessions.latest() or next(reversed(sessions.ids_on_disk()), None)
         if found is None:
             raise SessionNotFound("no earlier session in this folder to continue")
-        return sessions.path(found)
+        return _regular(sessions.path(found), f"no session {found} in {sessions.folder.name}")
     text = str(session)
     if text.endswith(".jsonl"):
-        file = Path(text).expanduser()
-        if not file.is_file():
-            raise SessionNotFound(f"no transcript at {text}")
-        return file.resolve()
-    file = sessions.path(text)
-    if not file.is_file():
-        raise SessionNotFound(f"no session {text} in {sessions.folder.name}")
-    return file
+        return _regular(expand(Path(text)).absolute(), f"no transcript at {text}")
+    return _regular(sessions.path(text), f"no session {text} in {sessions.folder.name}")
+
+
+def _regular(path: Path, missing: str) -> Path:
+    """``path`` if it is a regular file (through any symbolic link), else SessionNotFound:
+    ``missing`` when there is nothing there."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # ValueError: a NUL in the name
+        raise SessionNotFound(missing) from None
+    if not stat.S_ISREG(mode):
+        kind = (
+            "a folder"
+            if stat.S_ISDIR(mode)
+            else "a named pipe"
+            if stat.S_ISFIFO(mode)
+            else "not a regular file"
+        )
+        raise SessionNotFound(f"{path} is {kind}, not a transcript")
+    return path
 
 
 __all__ = [
@@ -250,7 +293,9 @@ __all__ = [
     "Harness",
     "Options",
     "assemble",
+    "expand",
     "model_for",
     "sessions_for",
     "system_prompt",
+    "transcript_path",
 ]

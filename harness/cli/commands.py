@@ -19,7 +19,7 @@ from harness.cli.assemble import Harness
 from harness.cli.report import context_parts, cost_rows
 from harness.cli.terminal import Activity, table
 from harness.compaction.summary import CompactionError, compact
-from harness.memory import MemoryFormatError
+from harness.memory import SessionMemoryError
 
 
 @dataclass
@@ -146,8 +146,12 @@ def _memory(shell: Shell, _: str) -> bool:
     shell.console.print(Text(f"Session memory: {where}", style="bold"))
     try:
         h.memory.load(h.agent.clock.now())
-    except MemoryFormatError as error:
+    except SessionMemoryError as error:  # broken by hand, or a link out of the folder
         shell.console.print(Text(f"⚠ {error}", style="yellow"))
+        if h.memory_error is not None:
+            shell.console.print(
+                Text("(session memory is off for this session: fix the file, then resume)")
+            )
         return True
     text = h.memory.text().strip()
     shell.console.print(

@@ -41,9 +41,12 @@ class Exit(enum.IntEnum):
     DONE = 0
     """The model finished its answer (or the interactive session was left with /exit)."""
     FAILED = 1
-    """A model call could not be made to work (recovery gave up), or the prompt was refused."""
+    """A model call could not be made to work (recovery gave up), or the prompt was refused
+    (or the program met an error it did not expect: a bug, said in one line)."""
     USAGE = 2
-    """Bad flags, or nothing to resume."""
+    """Bad flags, nothing to resume (or a session that is not a transcript), a standard input
+    that is closed or unreadable where one is needed, or a sessions folder transcripts cannot
+    be written to: said in one line, before any model call."""
     MAX_TURNS = 3
     """The run used up ``--max-turns`` before the model finished."""
     AWAITING_APPROVAL = 4

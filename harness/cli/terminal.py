@@ -15,6 +15,7 @@ like a hang.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -111,30 +112,76 @@ class ProgressClock:
 # -- reading -----------------------------------------------------------------------------------
 
 
+class NoInput(Exception):
+    """The standard input cannot be read: it is closed, or not text, or reading it failed.
+
+    Not the end of the input (that is ``EOFError``, and ends a session normally): the
+    command line reports this in one line and exits with :attr:`~harness.cli.report.Exit.USAGE`.
+    """
+
+
 class Reader:
     """Reads a line: prompt_toolkit at a terminal, ``input()`` otherwise.
 
-    Raises ``KeyboardInterrupt`` on Ctrl-C and ``EOFError`` on Ctrl-D or the end of input.
+    Raises ``KeyboardInterrupt`` on Ctrl-C, ``EOFError`` on Ctrl-D or the end of input, and
+    :class:`NoInput` when the standard input cannot be read at all.
     """
 
     def __init__(self, commands: Sequence[str] = (), *, stdin: TextIO | None = None) -> None:
-        self.stdin = stdin or sys.stdin
+        # A program started with its standard input closed (``harness <&-``) has
+        # ``sys.stdin`` None: the reader says so when asked for a line, not before.
+        self.stdin: TextIO | None = stdin if stdin is not None else sys.stdin
         self.session: PromptSession[str] | None = None
-        if self.stdin.isatty() and sys.stdout.isatty():
+        if self.stdin is not None and isatty(self.stdin) and isatty(sys.stdout):
             self.session = PromptSession(
                 history=InMemoryHistory(),
                 completer=WordCompleter(list(commands), sentence=True),
             )
 
+    @property
+    def closed(self) -> bool:
+        """Whether there is no standard input at all (its descriptor was closed)."""
+        return self.stdin is None or self.stdin.closed
+
     def read(self, prompt: str) -> str:
         if self.session is not None:
-            return self.session.prompt(prompt)
-        sys.stdout.write(prompt)
-        sys.stdout.flush()
-        line = self.stdin.readline()
+            try:
+                return self.session.prompt(prompt)
+            except asyncio.CancelledError:
+                # A Ctrl-C that lands while the prompt is starting, before it reads keys,
+                # reaches asyncio's own SIGINT handler, which cancels the prompt's task.
+                raise KeyboardInterrupt from None
+        if sys.stdout is not None:  # None: started with its standard output closed
+            sys.stdout.write(prompt)
+            sys.stdout.flush()
+        line = self._guarded(lambda stdin: stdin.readline())
         if not line:
             raise EOFError
         return line.rstrip("\n")
+
+    def read_all(self) -> str:
+        """Everything left on the standard input (``-p -``)."""
+        return self._guarded(lambda stdin: stdin.read())
+
+    def _guarded(self, read: Callable[[TextIO], str]) -> str:
+        """``read(stdin)``, with every way it can fail as :class:`NoInput`."""
+        if self.stdin is None or self.stdin.closed:
+            raise NoInput("the standard input is closed")
+        try:
+            return read(self.stdin)
+        except UnicodeDecodeError as error:
+            raise NoInput(f"the standard input is not {error.encoding} text") from None
+        except (OSError, ValueError) as error:  # a folder, a dead terminal, a closed file
+            why = error.strerror if isinstance(error, OSError) and error.strerror else error
+            raise NoInput(f"the standard input cannot be read: {why}") from None
+
+
+def isatty(stream: TextIO | None) -> bool:
+    """Whether ``stream`` is a terminal (False for no stream, or a closed one)."""
+    try:
+        return stream is not None and stream.isatty()
+    except (OSError, ValueError):
+        return False
 
 
 def terminal_approver(reader: Reader, console: Console, activity: Activity) -> Approver:
@@ -150,7 +197,7 @@ def terminal_approver(reader: Reader, console: Console, activity: Activity) -> A
         console.print(Text(f"  ({request.reason})", style="dim"))
         try:
             answer = reader.read("  Allow? [y/N, or n and a reason] ").strip()
-        except EOFError:
+        except (EOFError, NoInput):  # no answer is a refusal
             answer = ""
         head, _, note = answer.partition(" ")
         if head.lower() in ("y", "yes"):
