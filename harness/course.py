@@ -119,6 +119,7 @@ POINTS: tuple[str, ...] = (
     "before_request",
     "call_model",
     "after_reply",
+    "on_tool_progress",
     "after_tools",
     "on_rewrite",
     "on_stop",

@@ -53,7 +53,7 @@ from harness import messages as m
 from harness.clock import Clock, RealClock, isoformat
 from harness.compaction.events import Compacted
 from harness.events import Event
-from harness.loop import INTERRUPTED, BaseAgent, Plugin, Rewrite, ToolProgress
+from harness.loop import INTERRUPTED, MAY_HAVE_RUN, BaseAgent, Plugin, Rewrite, ToolProgress
 
 VERSION = "harness-0.1.0"
 """What our entries carry in ``version`` (Claude Code writes its own version, "2.1.39")."""
@@ -406,11 +406,15 @@ def from_entries(entries: list[Entry | BadLine], *, at: str | None = None) -> Se
         if leaf is None:
             raise EntryNotFound(f"no entry with uuid {at!r} in this transcript")
     chain = _walk(leaf, by_uuid, findings) if leaf is not None else []
+    passed: set[str] = set()  # boundaries gone around (a damaged file could loop back)
     while at is None and chain and _incomplete(chain[0], by_uuid):
         # A crash cut the rewrite after this boundary short: what it replaces is still on
         # disk before it, whole. Go on from there (a resume writes the rewrite again).
         cut = chain[0]
         before = by_uuid.get(cut.logical_parent_uuid or "")
+        if cut.uuid in passed:
+            break
+        passed.add(str(cut.uuid))
         if before is None or before.is_sidechain:
             findings.append(
                 Finding(cut.line, "incomplete boundary", "what it replaced is not in the file")
@@ -1091,9 +1095,12 @@ def _pair_tools(
                 journaled = _journaled(use_id, answers)
                 if journaled is not None:  # it ran: its result wins over dropping it
                     made.append(journaled)
-                    changes.append(
-                        Change("tool_use answered", index, f"{use_id} from the tool journal")
+                    how = (
+                        "as may have run (started, no result recorded)"
+                        if journaled.get("content") == MAY_HAVE_RUN
+                        else "from the tool journal"
                     )
+                    changes.append(Change("tool_use answered", index, f"{use_id} {how}"))
                 elif unresolved == "drop":
                     gone.add(use_id)
                     changes.append(

@@ -23,6 +23,7 @@ def test_a_plugin_lists_the_points_it_overrides_in_the_order_a_turn_meets_them()
     assert facts("harness.transcript").plugins["Transcript"] == [
         "before_request",
         "after_reply",
+        "on_tool_progress",
         "after_tools",
         "on_rewrite",
     ]

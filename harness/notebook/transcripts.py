@@ -215,6 +215,11 @@ def describe(entry: Entry) -> str:
     if entry.is_boundary:
         meta = (entry.model_extra or {}).get("compactMetadata", {})
         return f"compact boundary ({meta.get('trigger', '?')})"
+    if entry.type == "tool-progress":  # the tool journal, beside the chain
+        extra = entry.model_extra or {}
+        ids = extra.get("toolUseIds")
+        short = ", ".join(str(i)[-4:] for i in ids) if isinstance(ids, list) else "?"
+        return f"{'started' if extra.get('state') == 'started' else 'results'} {short}"
     parts: list[str] = []
     for block in entry.blocks():
         kind = block.get("type")
@@ -238,7 +243,10 @@ def show_entries(entries: Iterable[Entry | BadLine], *, width: int = 92) -> None
         uuid = (entry.uuid or "-")[:8]
         parent = (entry.parent_uuid or "null")[:8]
         side = " (sidechain)" if entry.is_sidechain else ""
-        row = f"{entry.line:>4}  {entry.type:<9} {uuid:<8}  {parent:<8}  {describe(entry)}{side}"
+        kind = "journal" if entry.type == "tool-progress" else entry.type
+        if entry.uuid is None:
+            parent = "-"  # no place in the chain
+        row = f"{entry.line:>4}  {kind:<9} {uuid:<8}  {parent:<8}  {describe(entry)}{side}"
         print(row if len(row) <= width else row[: width - 1] + "…")
 
 
