@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from harness import messages as m
 from harness.agent import Agent
 from harness.approvals import (
+    _COLUMNS,
     ApprovalError,
     ApprovalInvalid,
     ApprovalStore,
@@ -45,18 +46,7 @@ from harness.tools.permissions import ApprovalRequest
 SOME = settings(max_examples=50, deadline=None)
 FEWER = settings(max_examples=25, deadline=None)  # each example writes a database
 HOUR = 3600.0
-COLUMNS = [
-    "id",
-    "session_id",
-    "state",
-    "snapshot",
-    "decision",
-    "decided_at",
-    "claimed_by",
-    "claimed_at",
-    "outcome",
-    "updated_at",
-]
+COLUMNS = list(_COLUMNS)  # the store's own schema
 
 
 @contextmanager

@@ -24,25 +24,34 @@ import itertools
 import random
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' own reference
 
-from harness import tokens
+from test_memory_hostile import reference_fit_budgets
+
 from harness.memory import (
+    SECTION_TOKENS,
     SECTIONS,
-    TRIM_ORDER,
+    TOTAL_TOKENS,
     Fact,
     Trimmed,
-    fact_line,
     fit_budgets,
     parse,
     render,
 )
 
 REPEAT = 3
+
+
+def old_fit_budgets(facts: list[Fact]) -> tuple[list[Fact], list[Trimmed]]:
+    """``fit_budgets`` before issue 29, with the default budgets (the tests' reference)."""
+    return reference_fit_budgets(facts, per_section=SECTION_TOKENS, total=TOTAL_TOKENS)
+
+
 OLD_UP_TO = 2_000  # the old fit_budgets is timed up to this many facts (quadratic)
 T = TypeVar("T")
 
@@ -68,34 +77,6 @@ def made_facts(count: int, *, one_section: bool, seed: int = 29) -> list[Fact]:
         )
         for n in numbers
     ]
-
-
-def old_section_tokens(facts: Sequence[Fact], section: str) -> int:
-    lines = [
-        f"## {section}",
-        *(fact_line(f, provenance=False) for f in facts if f.section == section),
-    ]
-    return tokens.estimate_text("\n".join(lines))
-
-
-def old_fit_budgets(
-    facts: Sequence[Fact], *, per_section: int = 2_000, total: int = 12_000
-) -> tuple[list[Fact], list[Trimmed]]:
-    """``fit_budgets`` before issue 29: one fact at a time, the whole measured again."""
-    kept = list(facts)
-    trimmed: list[Trimmed] = []
-
-    def drop_oldest(section: str, budget: str) -> None:
-        oldest = min((f for f in kept if f.section == section), key=lambda f: f.number)
-        kept.remove(oldest)
-        trimmed.append(Trimmed(oldest, budget))
-
-    for name in SECTIONS:
-        while old_section_tokens(kept, name) > per_section and any(f.section == name for f in kept):
-            drop_oldest(name, "section")
-    while sum(old_section_tokens(kept, name) for name in SECTIONS) > total and kept:
-        drop_oldest(next(s for s in TRIM_ORDER if any(f.section == s for f in kept)), "total")
-    return kept, trimmed
 
 
 def timed(action: Callable[..., T], *args: Any, repeat: int = REPEAT) -> tuple[float, T]:
