@@ -12,7 +12,7 @@ import copy
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harness import messages as m
@@ -82,12 +82,13 @@ def test_the_windows_the_course_uses_still_make_budgets(window: int, max_output:
 
 @settings(max_examples=100, deadline=None)
 @given(window=st.integers(1, 2_000_000))
+@example(window=113_010)  # 5 % is 5,650.5: whole-token arithmetic, no rounding at the half
 def test_tier_2_keeps_claude_codes_range_from_200k_and_the_same_shares_below(window: int) -> None:
     least, most = keep_range(window)
     if window >= 200_000:
         assert (least, most) == (MIN_KEEP_TOKENS, MAX_KEEP_TOKENS)
-    else:
-        assert least == max(1, round(window * 0.05)) and most == max(1, round(window * 0.20))
+    else:  # 5 % and 20 % of the window, in whole tokens (rounded down)
+        assert least == max(1, window * 5 // 100) and most == max(1, window * 20 // 100)
     assert 1 <= least <= most
     assert keep_range(window + 1_000) >= (least, most)  # never less for a larger window
 

@@ -53,8 +53,10 @@ def keep_range(window: int) -> tuple[int, int]:
     """
     if window <= 0:
         raise ValueError(f"a context window holds at least one token, not {window}")
-    scale = min(1.0, window / REFERENCE_WINDOW)
-    return max(1, round(MIN_KEEP_TOKENS * scale)), max(1, round(MAX_KEEP_TOKENS * scale))
+    share = min(window, REFERENCE_WINDOW)  # whole tokens: no float rounding at the halves
+    least = MIN_KEEP_TOKENS * share // REFERENCE_WINDOW
+    most = MAX_KEEP_TOKENS * share // REFERENCE_WINDOW
+    return max(1, least), max(1, most)
 
 
 MEMORY_PREAMBLE = (
