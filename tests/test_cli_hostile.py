@@ -69,19 +69,9 @@ class Run:
         return record
 
 
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    ws = tmp_path / "shop"
-    ws.mkdir()
-    (ws / "README.md").write_text("# The shop\n\nTODO: set the prices\n", encoding="utf-8")
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("COLUMNS", "120")
-    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(ws)
-    return ws
+from test_cli import workspace  # noqa: E402  the command line tests' own project folder
+
+__all__ = ["workspace"]  # a fixture, used by name
 
 
 Cli = Callable[..., Run]
