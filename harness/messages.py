@@ -205,7 +205,7 @@ def valid_text(text: str) -> str:
     return text if is_utf8(text) else _SURROGATE.sub("\ufffd", text)
 
 
-def _bad_unicode(value: Any, where: str) -> str | None:
+def bad_unicode(value: Any, where: str) -> str | None:
     """Where in ``value`` (a block, or a part of one) there is text that is not UTF-8."""
     if isinstance(value, str):
         return None if is_utf8(value) else where
@@ -213,12 +213,12 @@ def _bad_unicode(value: Any, where: str) -> str | None:
         for key, item in value.items():
             if isinstance(key, str) and not is_utf8(key):
                 return f"{where} (a key)"
-            found = _bad_unicode(item, f"{where}.{key}" if where else str(key))
+            found = bad_unicode(item, f"{where}.{key}" if where else str(key))
             if found is not None:
                 return found
     elif isinstance(value, (list, tuple)):
         for n, item in enumerate(value):
-            found = _bad_unicode(item, f"{where}[{n}]")
+            found = bad_unicode(item, f"{where}[{n}]")
             if found is not None:
                 return found
     return None
@@ -357,10 +357,10 @@ def _check_block(i: int, j: int, block: Mapping[str, Any]) -> list[Problem]:
             )
         )
     if kind == "tool_result" and "content" in block:
-        wrong = _tool_result_content_problem(block["content"])
+        wrong = tool_result_content_problem(block["content"])
         if wrong is not None:
             problems.append(Problem("bad_tool_result_content", i, wrong, tool_id, block=j))
-    where = _bad_unicode(dict(block), "")
+    where = bad_unicode(dict(block), "")
     if where is not None:
         problems.append(
             Problem("invalid_unicode", i, _UNICODE_DETAIL.format(where=where), tool_id, block=j)
@@ -368,7 +368,7 @@ def _check_block(i: int, j: int, block: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
-def _tool_result_content_problem(content: Any) -> str | None:
+def tool_result_content_problem(content: Any) -> str | None:
     """Why a tool_result's ``content`` is refused, or ``None``: a string or a list of blocks."""
     if isinstance(content, str):
         return None

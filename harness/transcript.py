@@ -1016,11 +1016,11 @@ def _mend_block(role: str, given: Any) -> m.Block | None:
     if kind == "tool_result":
         if role != "user" or not isinstance(block.get("tool_use_id"), str):
             return None
-        if m._tool_result_content_problem(block.get("content", "")) is not None:
+        if m.tool_result_content_problem(block.get("content", "")) is not None:
             block["content"] = m.valid_text(json.dumps(block.get("content"), default=str))
         elif isinstance(block.get("content"), str):
             block["content"] = m.valid_text(block["content"])
-    if m._bad_unicode(block, "") is not None:
+    if m.bad_unicode(block, "") is not None:
         cleaned: Any = json.loads(m.valid_text(json.dumps(block, ensure_ascii=False)))
         block = dict(cleaned) if isinstance(cleaned, dict) else block
     if kind in ("tool_use", "server_tool_use") and role != "assistant":
