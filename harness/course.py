@@ -21,6 +21,10 @@ CHAPTER: dict[str, int] = {
     # 00: the model boundary, and what it needs.
     "harness.clock": 0,
     "harness.messages": 0,
+    "harness.messages.builders": 0,
+    "harness.messages.rules": 0,
+    "harness.messages.validation": 0,
+    "harness.messages.rounds": 0,
     "harness.tokens": 0,
     "harness.pricing": 0,
     "harness.model": 0,

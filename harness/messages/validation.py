@@ -1,9 +1,4 @@
-"""The conversation: API-shaped messages, how to build them, and how to tell they are valid.
-
-The conversation is a plain ``list`` of ``dict`` exactly as the Messages API takes it
-(``{"role": "user", "content": [...]}``). We use plain dicts rather than the SDK's
-``MessageParam`` TypedDicts because the harness rewrites conversations (compaction, for one)
-and dicts are what gets written to disk; ``validate`` is what keeps them honest.
+"""Validation: whether a conversation keeps the API's rules, and exactly how it breaks them.
 
 Invariant 1 of the course: a conversation sent to the model is always API-valid. The API's
 rules, which ``validate`` checks and names precisely:
@@ -26,205 +21,17 @@ invariant we keep.)
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from anthropic.types import Message as APIMessage
-
-MessageDict = dict[str, Any]
-Block = dict[str, Any]
-
-
-# --- builders -----------------------------------------------------------------------------
-
-
-def text(text: str) -> Block:
-    return {"type": "text", "text": text}
-
-
-def user(content: str | Iterable[Block]) -> MessageDict:
-    """A user message: a prompt string, or a list of blocks (tool results, text)."""
-    return {"role": "user", "content": content if isinstance(content, str) else list(content)}
-
-
-def assistant(content: str | Iterable[Block] | APIMessage) -> MessageDict:
-    """An assistant message from text, blocks, or a model reply (an SDK ``Message``)."""
-    if isinstance(content, APIMessage):
-        blocks = [as_block(block) for block in content.content]
-        return {"role": "assistant", "content": blocks}
-    return {"role": "assistant", "content": content if isinstance(content, str) else list(content)}
-
-
-# Claude Code's placeholder for a reply with nothing left in it: the API refuses empty content.
-NO_CONTENT = "(no content)"
-
-
-def from_reply(reply: APIMessage) -> MessageDict:
-    """The assistant message to append for a model reply, safe to send back to the API.
-
-    Tool calls are kept only when the model stopped *to* call them (``stop_reason ==
-    "tool_use"``): a reply cut off by ``max_tokens`` may end in an incomplete call that
-    must not run and would otherwise sit unanswered. A reply left empty becomes
-    ``"(no content)"``, as in Claude Code. A text block with only whitespace (the model
-    sometimes sends ``"\\n\\n"`` before a call) is dropped: the API refuses it when sent back.
-    """
-    message = assistant(reply)
-    kept = [
-        b
-        for b in message["content"]
-        if (b.get("type") != "tool_use" or reply.stop_reason == "tool_use")
-        and not _is_blank_text(b)
-    ]
-    message["content"] = kept or [text(NO_CONTENT)]
-    return message
-
-
-def tool_use(tool_use_id: str, name: str, input: Mapping[str, Any]) -> Block:
-    return {"type": "tool_use", "id": tool_use_id, "name": name, "input": dict(input)}
-
-
-def tool_result(tool_use_id: str, content: str | list[Block], *, is_error: bool = False) -> Block:
-    """A ``tool_result`` block; ``is_error`` tells the model the call failed and why."""
-    block: Block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
-    if is_error:
-        block["is_error"] = True
-    return block
-
-
-def as_block(block: Any) -> Block:
-    """A content block as a dict: SDK block objects (``reply.content[0]``) become their JSON."""
-    if isinstance(block, dict):
-        return block  # the same object: callers may rely on editing it in place
-    if isinstance(block, Mapping):
-        return dict(block)
-    dump = getattr(block, "model_dump", None)
-    if callable(dump):
-        return dict(dump(mode="json", exclude_none=True))
-    raise TypeError(f"a content block must be a dict or an SDK block, not {type(block).__name__}")
-
-
-def blocks(message: Mapping[str, Any]) -> list[Block]:
-    """A message's content as a list of block dicts (a string becomes one text block).
-
-    SDK block objects are accepted as the SDK accepts them (appending ``reply.content`` as
-    the SDK's examples do) and turned into their JSON form.
-    """
-    content = message.get("content")
-    if isinstance(content, str):
-        return [text(content)]
-    return [as_block(b) for b in content or []]
-
-
-def normalize(messages: Sequence[Mapping[str, Any]]) -> list[MessageDict]:
-    """Plain-dict copies of ``messages``, as they go over the wire."""
-    out: list[MessageDict] = []
-    for message in messages:
-        copy = dict(message)
-        if not isinstance(copy.get("content"), str) and copy.get("content") is not None:
-            copy["content"] = [as_block(b) for b in copy["content"]]
-        out.append(copy)
-    return out
-
-
-def tool_uses(message: Mapping[str, Any]) -> list[Block]:
-    return [b for b in blocks(message) if b.get("type") == "tool_use"]
-
-
-def tool_results(message: Mapping[str, Any]) -> list[Block]:
-    return [b for b in blocks(message) if b.get("type") == "tool_result"]
-
-
-def text_of(message: Mapping[str, Any]) -> str:
-    """All the text blocks of a message, joined."""
-    return "".join(str(b.get("text", "")) for b in blocks(message) if b.get("type") == "text")
-
-
-# --- what the API accepts -------------------------------------------------------------------
-
-# The block types a message may hold: the ``type`` of each member of the SDK's
-# ``anthropic.types.ContentBlockParam`` union (anthropic 2.12), in the union's order.
-# tests/test_api_refusals.py checks this against the installed SDK.
-CONTENT_BLOCK_TYPES: tuple[str, ...] = (
-    "text",
-    "image",
-    "document",
-    "search_result",
-    "thinking",
-    "redacted_thinking",
-    "tool_use",
-    "tool_result",
-    "server_tool_use",
-    "web_search_tool_result",
-    "web_fetch_tool_result",
-    "code_execution_tool_result",
-    "bash_code_execution_tool_result",
-    "text_editor_code_execution_tool_result",
-    "tool_search_tool_result",
-    "container_upload",
+from harness.messages.builders import _is_blank_text, as_block, tool_results, tool_uses
+from harness.messages.rules import (
+    CONTENT_BLOCK_TYPES,
+    bad_unicode,
+    is_utf8,
+    tool_result_content_problem,
 )
-
-# The block types a tool_result's content list may hold (``ToolResultBlockParam.content``).
-TOOL_RESULT_CONTENT_TYPES: tuple[str, ...] = (
-    "text",
-    "image",
-    "search_result",
-    "document",
-    "tool_reference",
-    "browser_state",
-)
-
-# A custom tool's name, as the API checks it. The API docs ("Define tools", as seen 2026-09)
-# give ``^[a-zA-Z0-9_-]{1,128}$``; older docs and errors said ``{1,64}``.
-TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,128}$"
-_TOOL_NAME = re.compile(TOOL_NAME_PATTERN)
-
-
-def is_valid_tool_name(name: object) -> bool:
-    """Whether the API accepts ``name`` as a tool's name (:data:`TOOL_NAME_PATTERN`)."""
-    # fullmatch, not match: ``$`` alone also matches before a final newline.
-    return isinstance(name, str) and _TOOL_NAME.fullmatch(name) is not None
-
-
-def is_utf8(text: str) -> bool:
-    """Whether ``text`` can be sent: a lone surrogate (``"\\udc80"``) cannot be encoded."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def valid_text(text: str) -> str:
-    """``text`` with every lone surrogate replaced by U+FFFD, so that it can be sent (a tool's
-    output may carry them: ``os.fsdecode`` turns a file name's undecodable bytes into them)."""
-    return text if is_utf8(text) else _SURROGATE.sub("\ufffd", text)
-
-
-def bad_unicode(value: Any, where: str) -> str | None:
-    """Where in ``value`` (a block, or a part of one) there is text that is not UTF-8."""
-    if isinstance(value, str):
-        return None if is_utf8(value) else where
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            if isinstance(key, str) and not is_utf8(key):
-                return f"{where} (a key)"
-            found = bad_unicode(item, f"{where}.{key}" if where else str(key))
-            if found is not None:
-                return found
-    elif isinstance(value, (list, tuple)):
-        for n, item in enumerate(value):
-            found = bad_unicode(item, f"{where}[{n}]")
-            if found is not None:
-                return found
-    return None
-
-
-# --- validation ----------------------------------------------------------------------------
 
 ProblemKind = Literal[
     "empty_conversation",
@@ -265,10 +72,6 @@ class Problem:
             where += f".content[{self.block}]"
         tool = f" ({self.tool_use_id})" if self.tool_use_id else ""
         return f"{where}{tool}: {self.detail}"
-
-
-def _is_blank_text(block: Mapping[str, Any]) -> bool:
-    return block.get("type") == "text" and not str(block.get("text", "")).strip()
 
 
 def _check_message(i: int, message: Mapping[str, Any], *, last: bool = False) -> list[Problem]:
@@ -366,28 +169,6 @@ def _check_block(i: int, j: int, block: Mapping[str, Any]) -> list[Problem]:
             Problem("invalid_unicode", i, _UNICODE_DETAIL.format(where=where), tool_id, block=j)
         )
     return problems
-
-
-def tool_result_content_problem(content: Any) -> str | None:
-    """Why a tool_result's ``content`` is refused, or ``None``: a string or a list of blocks."""
-    if isinstance(content, str):
-        return None
-    if not isinstance(content, (list, tuple)):
-        return (
-            "tool_result content must be a string or a list of content blocks, "
-            f"not {type(content).__name__}"
-        )
-    for n, item in enumerate(content):
-        if not isinstance(item, Mapping) and callable(getattr(item, "model_dump", None)):
-            item = as_block(item)  # an SDK block object, sent as its JSON
-        kind = item.get("type") if isinstance(item, Mapping) else None
-        if not isinstance(item, Mapping):
-            name = type(item).__name__
-            return f"tool_result content[{n}] is not a content block (it is a Python {name})"
-        if kind not in TOOL_RESULT_CONTENT_TYPES:
-            known = ", ".join(TOOL_RESULT_CONTENT_TYPES)
-            return f"tool_result content[{n}] has type {kind!r}; a tool result holds {known}"
-    return None
 
 
 def validate(messages: Sequence[Mapping[str, Any]]) -> list[Problem]:
@@ -489,25 +270,3 @@ def ensure_valid(messages: Sequence[Mapping[str, Any]]) -> None:
     problems = validate(messages)
     if problems:
         raise InvalidConversation(problems)
-
-
-# --- API rounds ----------------------------------------------------------------------------
-
-
-def api_rounds(messages: Sequence[MessageDict]) -> list[list[MessageDict]]:
-    """Split a conversation into API rounds: each assistant reply with what follows it.
-
-    A round starts at every assistant message and runs up to the next one, so it holds the
-    reply and the user message answering its tool calls (plus any new prompt the user typed
-    after it). Anything before the first reply is a round of its own. This is how Claude Code
-    groups messages when it must drop whole rounds (compaction's prompt-too-long retry): a
-    ``tool_use`` and its ``tool_result`` always land in the same round.
-
-    The rounds concatenated give back ``messages`` (the same dict objects, in order).
-    """
-    rounds: list[list[MessageDict]] = []
-    for message in messages:
-        if not rounds or message.get("role") == "assistant":
-            rounds.append([])
-        rounds[-1].append(message)
-    return rounds
