@@ -35,6 +35,11 @@ CHAPTER: dict[str, int] = {
     # from the first request, the model answers cache fields the way the API does.
     "harness.model.cache": 0,
     "harness.model.scripted": 0,
+    "harness.model.scripted.script": 0,
+    "harness.model.scripted.rules": 0,
+    "harness.model.scripted.replies": 0,
+    "harness.model.scripted.streaming": 0,
+    "harness.model.scripted.model": 0,
     "harness.model.default": 0,
     "harness.notebook.views": 0,
     # The exercise checks: one module per chapter, each at its chapter.

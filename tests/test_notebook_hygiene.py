@@ -99,7 +99,7 @@ def test_machine_path_pattern_catches_what_it_should() -> None:
     assert MACHINE_PATH.search('"/home/alice/course/chapters"')
     assert MACHINE_PATH.search("/tmp/pytest-of-root/x")
     assert MACHINE_PATH.search("/work/main/harness/")
-    assert not MACHINE_PATH.search("harness/model/scripted.py")
+    assert not MACHINE_PATH.search("harness/model/scripted/model.py")
     assert not MACHINE_PATH.search("https://api.anthropic.com/v1/messages")
 
 
