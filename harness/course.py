@@ -85,6 +85,10 @@ CHAPTER: dict[str, int] = {
     "harness.model.scripted_summary": 5,
     # 06: error recovery.
     "harness.recovery": 6,
+    "harness.recovery.policy": 6,
+    "harness.recovery.failures": 6,
+    "harness.recovery.events": 6,
+    "harness.recovery.plugin": 6,
     "harness.notebook.recovery": 6,
     # 07: session memory, its fork, and tier 2.
     "harness.fork": 7,
