@@ -93,6 +93,13 @@ CHAPTER: dict[str, int] = {
     # 07: session memory, its fork, and tier 2.
     "harness.fork": 7,
     "harness.memory": 7,
+    "harness.memory.facts": 7,
+    "harness.memory.fileformat": 7,
+    "harness.memory.budgets": 7,
+    "harness.memory.editor": 7,
+    "harness.memory.extraction": 7,
+    "harness.memory.plugin": 7,
+    "harness.atomic": 7,
     "harness.compaction.session_memory": 7,
     "harness.model.scripted_memory": 7,
     "harness.notebook.memory": 7,

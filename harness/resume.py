@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Protocol
 
 from harness import messages as m
+from harness.atomic import write_atomic
 from harness.clock import Clock, RealClock
 from harness.events import Event
 from harness.loop import MAY_HAVE_RUN, BaseAgent, Rewrite
-from harness.memory import write_atomic
 from harness.transcript import (
     Change,
     Entry,

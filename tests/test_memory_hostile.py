@@ -31,7 +31,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import harness.memory
+import harness.atomic
 from harness import messages as m
 from harness import tokens
 from harness.agent import Agent
@@ -482,7 +482,7 @@ def temporaries(path: Path) -> list[str]:
 # process has ended (and is reaped), the writer prints how: the signal that killed it.
 WRITER = """
 import os, sys, time
-import harness.memory
+import harness.atomic
 from pathlib import Path
 from harness.memory import write_atomic
 versions = [f"version {v}\\n" * 100_000 for v in range(3)]
@@ -496,7 +496,7 @@ for command in sys.stdin:
             def stop(source, destination):
                 print("inside", flush=True)
                 time.sleep(3600)
-            harness.memory.os.replace = stop
+            harness.atomic.os.replace = stop
             write_atomic(Path(target), "the killed write\\n" * 100_000)
         n = 0
         while True:
@@ -675,7 +675,7 @@ def test_only_this_targets_temporaries_of_ended_writers_are_removed(
             ended = pid not in running or pid == os.getpid()
             if not (kind == "ours" and ended):
                 expected.add(name)
-        with mock.patch.object(harness.memory, "_running", lambda pid: pid in running):
+        with mock.patch.object(harness.atomic, "_running", lambda pid: pid in running):
             assert {p.name for p in stale_temporaries(target)} == {
                 n for n in os.listdir(folder) if n not in expected
             }

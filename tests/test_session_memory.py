@@ -20,7 +20,7 @@ from pydantic import ValidationError
 import harness.compaction.auto
 import harness.compaction.microcompact
 import harness.fork
-import harness.memory
+import harness.memory.plugin
 from harness import messages as m
 from harness.agent import Agent
 from harness.clock import FakeClock
@@ -392,7 +392,7 @@ def test_a_failed_write_keeps_the_memory_and_the_file(
     def disk_full(path: Path, text: str) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(harness.memory, "write_atomic", disk_full)
+    monkeypatch.setattr(harness.memory.plugin, "write_atomic", disk_full)
     events = run(agent, "Read tax.")
 
     assert_kept(memory, text, events, "could not write .harness/MEMORY.md")
@@ -426,7 +426,7 @@ def forks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[ForkResult]]:
         seen.append(result)
         return result
 
-    monkeypatch.setattr(harness.memory, "run_fork", recording)
+    monkeypatch.setattr(harness.memory.plugin, "run_fork", recording)
     yield seen
 
 
@@ -485,7 +485,7 @@ def test_an_extraction_never_sets_off_an_auto_compaction(
         forks.append(result)
         return result
 
-    monkeypatch.setattr(harness.memory, "run_fork", counted)
+    monkeypatch.setattr(harness.memory.plugin, "run_fork", counted)
     events = run(agent, "Check the rounding.")
 
     assert len(counts) >= 5 and all(a == b for a, b in counts)

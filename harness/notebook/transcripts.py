@@ -35,9 +35,9 @@ from matplotlib.lines import Line2D
 from pydantic import BaseModel
 
 from harness import messages as m
+from harness.atomic import write_atomic
 from harness.events import Event
 from harness.loop import BaseAgent
-from harness.memory import write_atomic
 from harness.model import Step, reply
 from harness.model.scripted import Reply, Request, ScriptedModel
 from harness.notebook.sessions import coding_script
