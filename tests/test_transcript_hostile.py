@@ -26,13 +26,12 @@ from harness.loop import INTERRUPTED
 from harness.transcript import (
     MAX_DEPTH,
     NotATranscript,
-    _joined,
-    _merge_same_role,
     fsck,
     load,
     read_entries,
     repair,
 )
+from harness.transcript.conversation import _joined, _merge_same_role
 
 SOME = settings(
     max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

@@ -19,6 +19,7 @@ from harness import resume as resume_module
 from harness import transcript
 from harness.exercises import NotYet, exercise, forbid, refers_to
 from harness.transcript import Entry, from_entries, repair
+from harness.transcript import loading as transcript_loading
 
 # -- exercise 1: the path a resume follows ------------------------------------------------------
 
@@ -113,7 +114,11 @@ def check_latest_leaf_path(latest_leaf_path: Callable[[list[Entry]], Any]) -> st
         raise NotYet(why)
     cases = fixtures()
     expected = {name: _expected(entries) for name, entries in cases.items()}
-    with forbid(transcript, "from_entries", why), forbid(transcript, "_walk", why):
+    with (
+        forbid(transcript, "from_entries", why),
+        forbid(transcript_loading, "from_entries", why),
+        forbid(transcript_loading, "_walk", why),
+    ):
         for name, entries in cases.items():
             got = latest_leaf_path(list(entries))
             if isinstance(got, tuple):
