@@ -117,6 +117,13 @@ CHAPTER: dict[str, int] = {
     "harness.notebook.transcripts": 8,
     "harness.exercises.ch08": 8,
     "harness.approvals": 9,
+    "harness.approvals.errors": 9,
+    "harness.approvals.snapshot": 9,
+    "harness.approvals.rows": 9,
+    "harness.approvals.store": 9,
+    "harness.approvals.gate": 9,
+    "harness.approvals.resuming": 9,
+    "harness.approvals.terminal": 9,
     "harness.notebook.inbox": 9,
     "harness.exercises.ch09": 9,
     # 10: subagents and forks.

@@ -28,7 +28,6 @@ from hypothesis import strategies as st
 from harness import messages as m
 from harness.agent import Agent
 from harness.approvals import (
-    _COLUMNS,
     ApprovalError,
     ApprovalInvalid,
     ApprovalStore,
@@ -38,6 +37,7 @@ from harness.approvals import (
     PendingToolCall,
     resume,
 )
+from harness.approvals.rows import _COLUMNS
 from harness.clock import FakeClock
 from harness.model import ScriptedModel
 from harness.resume import Sessions

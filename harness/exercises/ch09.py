@@ -28,6 +28,7 @@ from harness.approvals import (
     call_hash,
     canonical,
 )
+from harness.approvals import snapshot as snapshot_module
 from harness.clock import FakeClock
 from harness.exercises import NotYet, exercise, forbid, refers_to
 from harness.tools.permissions import ApprovalRequest
@@ -205,7 +206,13 @@ def check_bound(bound: Callable[[PendingToolCall, m.Block], Any]) -> str:
     ):
         raise NotYet(why)
     snapshot = approved_snapshot()
-    with forbid(approvals, "call_hash", why), forbid(approvals, "canonical", why):
+    # The package's names, and the submodule's where PendingToolCall's checks look them up.
+    with (
+        forbid(approvals, "call_hash", why),
+        forbid(approvals, "canonical", why),
+        forbid(snapshot_module, "call_hash", why),
+        forbid(snapshot_module, "canonical", why),
+    ):
         for name, use, want in bound_cases():
             got = bound(snapshot, use)
             if not isinstance(got, bool):
