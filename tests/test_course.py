@@ -17,10 +17,10 @@ def test_the_points_are_the_plugin_methods_of_the_loop() -> None:
 
 
 def test_a_plugin_lists_the_points_it_overrides_in_the_order_a_turn_meets_them() -> None:
-    assert facts("harness.recovery").plugins == {
+    assert facts("harness.recovery.plugin").plugins == {
         "Recovery": ["call_model", "after_reply", "on_stop"]
     }
-    assert facts("harness.transcript").plugins["Transcript"] == [
+    assert facts("harness.transcript.writer").plugins["Transcript"] == [
         "before_request",
         "after_reply",
         "on_tool_progress",
@@ -53,6 +53,6 @@ def test_the_summary_is_the_first_sentence_of_the_module_docstring() -> None:
 def test_the_loop_defines_every_point_and_a_plugin_module_uses_its_own() -> None:
     loop = facts("harness.loop")
     assert loop.defines_points and loop.points == list(POINTS)
-    assert not facts("harness.recovery").defines_points
-    assert facts("harness.recovery").points == ["call_model", "after_reply", "on_stop"]
+    assert not facts("harness.recovery.plugin").defines_points
+    assert facts("harness.recovery.plugin").points == ["call_model", "after_reply", "on_stop"]
     assert facts("harness.clock").points == []

@@ -105,8 +105,8 @@ def test_each_chapter_page_starts_with_what_the_chapter_adds() -> None:
 def test_the_adds_table_counts_lines_and_plug_points_from_the_code() -> None:
     table = site_build.adds_table(7)
     assert "`SessionMemory`: `after_reply`" in table
-    row = next(line for line in table.splitlines() if "`harness.memory`" in line)
-    source = (ROOT / "harness" / "memory.py").read_text(encoding="utf-8").splitlines()
+    row = next(line for line in table.splitlines() if "`harness.memory.plugin`" in line)
+    source = (ROOT / "harness" / "memory" / "plugin.py").read_text(encoding="utf-8").splitlines()
     lines = sum(1 for s in source if s.strip() and not s.strip().startswith("#"))
     assert f"| {lines} |" in row
 
