@@ -28,6 +28,7 @@ Submodules:
 from __future__ import annotations
 
 from harness.model.scripted.model import ScriptedModel
+from harness.model.scripted.replies import Content
 from harness.model.scripted.script import (
     Fault,
     FaultSchedule,
@@ -43,6 +44,7 @@ from harness.model.scripted.script import (
 from harness.model.scripted.streaming import ScriptedStream
 
 __all__ = [
+    "Content",
     "Fault",
     "FaultSchedule",
     "Reply",
