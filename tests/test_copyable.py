@@ -172,168 +172,61 @@ def test_no_module_a_reader_copies_passes_500_lines() -> None:
     assert long_files() == {}
 
 
+def words(text: str) -> list[str]:
+    return text.split()
+
+
 # Every public name the six modules that became packages defined, before the split. They still
 # import from where they did (``from harness.transcript import load``).
-NAMES_BEFORE_THE_SPLIT: dict[str, tuple[str, ...]] = {
-    "harness.messages": (
-        "Block",
-        "CONTENT_BLOCK_TYPES",
-        "InvalidConversation",
-        "MessageDict",
-        "NO_CONTENT",
-        "Problem",
-        "ProblemKind",
-        "TOOL_NAME_PATTERN",
-        "TOOL_RESULT_CONTENT_TYPES",
-        "api_rounds",
-        "as_block",
-        "assistant",
-        "bad_unicode",
-        "blocks",
-        "ensure_valid",
-        "from_reply",
-        "is_utf8",
-        "is_valid_tool_name",
-        "normalize",
-        "text",
-        "text_of",
-        "tool_result",
-        "tool_result_content_problem",
-        "tool_results",
-        "tool_use",
-        "tool_uses",
-        "user",
-        "valid_text",
-        "validate",
+NAMES_BEFORE_THE_SPLIT: dict[str, list[str]] = {
+    "harness.messages": words(
+        """
+        Block CONTENT_BLOCK_TYPES InvalidConversation MessageDict NO_CONTENT Problem
+        ProblemKind TOOL_NAME_PATTERN TOOL_RESULT_CONTENT_TYPES api_rounds as_block assistant
+        bad_unicode blocks ensure_valid from_reply is_utf8 is_valid_tool_name normalize text
+        text_of tool_result tool_result_content_problem tool_results tool_use tool_uses user
+        valid_text validate
+        """
     ),
-    "harness.model.scripted": (
-        "Content",
-        "Fault",
-        "FaultSchedule",
-        "Reply",
-        "Request",
-        "ScriptExhausted",
-        "ScriptedModel",
-        "ScriptedStream",
-        "Step",
-        "ToolCall",
-        "reply",
-        "said",
-        "tool_call",
+    "harness.model.scripted": words(
+        """
+        Content Fault FaultSchedule Reply Request ScriptExhausted ScriptedModel ScriptedStream
+        Step ToolCall reply said tool_call
+        """
     ),
-    "harness.recovery": (
-        "Attempt",
-        "CONTINUATION_PROMPT",
-        "Continued",
-        "Escalated",
-        "Failure",
-        "FellBack",
-        "GaveUp",
-        "PromptTooLong",
-        "Recovery",
-        "RecoveryPolicy",
-        "Retrying",
-        "StoppedContinuing",
-        "classify",
-        "is_prompt_too_long",
-        "retry_after",
+    "harness.recovery": words(
+        """
+        Attempt CONTINUATION_PROMPT Continued Escalated Failure FellBack GaveUp PromptTooLong
+        Recovery RecoveryPolicy Retrying StoppedContinuing classify is_prompt_too_long
+        retry_after
+        """
     ),
-    "harness.memory": (
-        "EXTRACTION_MARKER",
-        "Extraction",
-        "ExtractionSchedule",
-        "Fact",
-        "ForkUsage",
-        "HAND_EDIT",
-        "MemoryEditor",
-        "MemoryFormatError",
-        "MemoryNotUpdated",
-        "MemoryPathError",
-        "MemoryUpdated",
-        "NOTE",
-        "SECTIONS",
-        "SECTION_TOKENS",
-        "SectionName",
-        "SessionMemory",
-        "SessionMemoryError",
-        "TITLE",
-        "TOTAL_TOKENS",
-        "TRIM_ORDER",
-        "Trimmed",
-        "extraction_directive",
-        "fact_line",
-        "fit_budgets",
-        "live_facts",
-        "parse",
-        "render",
-        "section_tokens",
-        "stale_temporaries",
-        "write_atomic",
+    "harness.memory": words(
+        """
+        EXTRACTION_MARKER Extraction ExtractionSchedule Fact ForkUsage HAND_EDIT MemoryEditor
+        MemoryFormatError MemoryNotUpdated MemoryPathError MemoryUpdated NOTE SECTIONS
+        SECTION_TOKENS SectionName SessionMemory SessionMemoryError TITLE TOTAL_TOKENS
+        TRIM_ORDER Trimmed extraction_directive fact_line fit_budgets live_facts parse render
+        section_tokens stale_temporaries write_atomic
+        """
     ),
-    "harness.transcript": (
-        "BOUNDARY_MARK",
-        "BadLine",
-        "Change",
-        "ENTRY_TYPES_WITH_MESSAGES",
-        "Entry",
-        "EntryNotFound",
-        "FAST_PATH_BYTES",
-        "Finding",
-        "MAX_DEPTH",
-        "NET_ROUNDS",
-        "NotATranscript",
-        "RESUMED_WITHOUT_START",
-        "Repair",
-        "Report",
-        "Session",
-        "Transcript",
-        "TranscriptFailed",
-        "UnresolvedPolicy",
-        "VERSION",
-        "from_entries",
-        "fsck",
-        "iter_lines",
-        "last_boundary_offset",
-        "load",
-        "parse_line",
-        "project_folder",
-        "random_ids",
-        "read_entries",
-        "repair",
-        "seeded_ids",
-        "too_deep",
+    "harness.transcript": words(
+        """
+        BOUNDARY_MARK BadLine Change ENTRY_TYPES_WITH_MESSAGES Entry EntryNotFound
+        FAST_PATH_BYTES Finding MAX_DEPTH NET_ROUNDS NotATranscript RESUMED_WITHOUT_START
+        Repair Report Session Transcript TranscriptFailed UnresolvedPolicy VERSION
+        from_entries fsck iter_lines last_boundary_offset load parse_line project_folder
+        random_ids read_entries repair seeded_ids too_deep
+        """
     ),
-    "harness.approvals": (
-        "APPLY_LEASE",
-        "ApprovalApplied",
-        "ApprovalConflict",
-        "ApprovalError",
-        "ApprovalExpired",
-        "ApprovalGate",
-        "ApprovalInvalid",
-        "ApprovalNotFound",
-        "ApprovalResume",
-        "ApprovalStore",
-        "ApprovalStoreBusy",
-        "Claim",
-        "DEFAULT_TTL",
-        "Decision",
-        "MAY_HAVE_RUN",
-        "PendingToolCall",
-        "Record",
-        "SCHEMA_VERSION",
-        "SNAPSHOT_VERSION",
-        "STATES",
-        "State",
-        "ask_in_terminal",
-        "call_hash",
-        "canonical",
-        "continue_run",
-        "new_approval_id",
-        "new_owner",
-        "refused_text",
-        "resume",
-        "session_id_problem",
+    "harness.approvals": words(
+        """
+        APPLY_LEASE ApprovalApplied ApprovalConflict ApprovalError ApprovalExpired
+        ApprovalGate ApprovalInvalid ApprovalNotFound ApprovalResume ApprovalStore
+        ApprovalStoreBusy Claim DEFAULT_TTL Decision MAY_HAVE_RUN PendingToolCall Record
+        SCHEMA_VERSION SNAPSHOT_VERSION STATES State ask_in_terminal call_hash canonical
+        continue_run new_approval_id new_owner refused_text resume session_id_problem
+        """
     ),
 }
 
