@@ -34,6 +34,11 @@ CHAPTER: dict[str, int] = {
     # The cache simulator is taught in chapter 03, but it is part of the scripted model:
     # from the first request, the model answers cache fields the way the API does.
     "harness.model.cache": 0,
+    "harness.model.cache.prefix": 0,
+    "harness.model.cache.minimums": 0,
+    "harness.model.cache.breakpoints": 0,
+    "harness.model.cache.misses": 0,
+    "harness.model.cache.simulator": 0,
     "harness.model.scripted": 0,
     "harness.model.scripted.script": 0,
     "harness.model.scripted.rules": 0,

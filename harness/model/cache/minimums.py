@@ -1,0 +1,65 @@
+"""The minimum cacheable prefix: the shortest prefix, in tokens, each model caches.
+
+A prefix shorter than its model's minimum is silently not cached. The minimum is per model
+and not monotonic across generations: 1,024 tokens for Sonnet 4.5 and 4.6 (the default
+model), 4,096 for Opus 4.5, Opus 4.6 and Haiku 4.5, 2,048 for Opus 4.7, 512 for Opus 5. The
+table is :data:`MINIMUM_CACHEABLE_TOKENS`, dated and sourced; :func:`minimum_cacheable_tokens`
+looks a model id up in it.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+# The minimum cacheable prefix is data, like prices (harness.pricing): it differs by model,
+# and it changes when models do.
+MINIMUMS_AS_OF = date(2026, 9, 19)
+MINIMUMS_SOURCE = (
+    "Anthropic API docs, Prompt caching > Cache limitations, as quoted 2026-09-19 in "
+    "affaan-m/ECC#3173; Sonnet 3.7 and Haiku 3 from the same table as quoted 2026-02-21 in "
+    "anthropics/anthropic-sdk-python#1194"
+)
+
+# Model id (without its date suffix) -> the shortest prefix, in tokens, the API will cache.
+MINIMUM_CACHEABLE_TOKENS: dict[str, int] = {
+    "claude-opus-5": 512,  # documented; first only reported by users
+    "claude-fable-5": 512,
+    "claude-mythos-5": 512,
+    "claude-opus-4-8": 1024,
+    "claude-opus-4-7": 2048,
+    "claude-mythos-preview": 2048,
+    "claude-opus-4-6": 4096,
+    "claude-opus-4-5": 4096,
+    "claude-opus-4-1": 1024,
+    "claude-opus-4": 1024,
+    "claude-sonnet-5": 1024,
+    # anthropic-sdk-python#1194 reports caching from 2,048 on Sonnet 4.6 in practice (and one
+    # gateway's docs say 2,048); the API docs say 1,024, and so do we.
+    "claude-sonnet-4-6": 1024,
+    "claude-sonnet-4-5": 1024,
+    "claude-sonnet-4": 1024,
+    "claude-3-7-sonnet": 1024,
+    "claude-haiku-4-5": 4096,
+    "claude-3-5-haiku": 2048,
+    "claude-3-haiku": 2048,
+}
+
+# For a model the table does not know: the minimum of most Sonnet and Opus models.
+DEFAULT_MINIMUM_TOKENS = 1024
+
+
+def minimum_cacheable_tokens(model: str) -> int:
+    """The shortest prefix ``model`` caches, from :data:`MINIMUM_CACHEABLE_TOKENS`.
+
+    A dated id (``claude-opus-4-5-20251101``), a ``-latest`` alias and a ``-0`` alias
+    (``claude-opus-4-0``) find their model's row. A model the table does not know (newer than
+    it, or not a Claude id) gets :data:`DEFAULT_MINIMUM_TOKENS`, 1,024: a guess, not a fact.
+
+    >>> minimum_cacheable_tokens("claude-opus-4-5-20251101")
+    4096
+    """
+    name = re.sub(r"-(\d{8}|latest)$", "", model)
+    if name not in MINIMUM_CACHEABLE_TOKENS and name.endswith("-0"):
+        name = name[:-2]
+    return MINIMUM_CACHEABLE_TOKENS.get(name, DEFAULT_MINIMUM_TOKENS)
