@@ -142,6 +142,7 @@ CHAPTER: dict[str, int] = {
     "harness.exercises.ch10": 10,
     # chapter 11: the command line
     "harness.cli": 11,
+    "harness.cli.program": 11,
     "harness.cli.demo": 11,
     "harness.cli.assemble": 11,
     "harness.cli.report": 11,

@@ -1,0 +1,286 @@
+"""The program: one invocation of the command line, its terminal, and its current session.
+
+:class:`Program` reads the options into an :class:`~harness.cli.assemble.Options`, opens
+(or resumes) a session with :func:`~harness.cli.assemble.assemble`, and runs prompts in one of
+the two modes: one-shot (``-p``: the answer, or JSON, on stdout and the rest on stderr) or
+interactive (a prompt line, slash commands, Ctrl-C to stop a turn). It also lists this
+folder's sessions for ``--resume`` without an id (:func:`describe`, one line each).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import stat
+import sys
+import time
+from collections.abc import Generator
+from pathlib import Path
+from typing import TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+from harness import messages as m
+from harness.cli.assemble import (
+    MODES,
+    Harness,
+    Options,
+    assemble,
+    sessions_for,
+    transcript_path,
+)
+from harness.cli.commands import COMMANDS, Shell, dispatch
+from harness.cli.report import Ending, Exit, ending, event_record, json_line, result_record
+from harness.cli.terminal import (
+    Activity,
+    NoInput,
+    Progress,
+    ProgressClock,
+    Reader,
+    isatty,
+    print_event,
+    terminal_approver,
+)
+from harness.events import AssistantReplied, Event
+from harness.resume import NotFlushed, SessionNotFound, Sessions
+from harness.tools.permissions import Approval, ApprovalRequest, Approver
+from harness.transcript import load
+
+
+class Program:
+    """One invocation: the options, the terminal, and the current session."""
+
+    def __init__(self, args: argparse.Namespace, *, stdin: TextIO | None = None) -> None:
+        self.args = args
+        self.one_shot = args.prompt is not None
+        machine = self.one_shot and args.output_format != "text"
+        # In one-shot mode stdout carries only the answer (or JSON): the rest goes to stderr.
+        self.out = Console(highlight=False, soft_wrap=True)
+        self.console = Console(stderr=self.one_shot, highlight=False, soft_wrap=True)
+        self.quiet = machine and not args.verbose
+        self.activity = Activity(self.console, enabled=not self.quiet)
+        self.reader = Reader([f"/{c}" for c in COMMANDS], stdin=stdin)
+        self.clock = ProgressClock(self.activity)
+        self.options = Options(
+            workspace=Path.cwd(),
+            model=args.model,
+            permission_mode=MODES[args.permission_mode],
+            max_turns=args.max_turns,
+            sessions_root=args.sessions,
+        )
+        self.sessions = sessions_for(self.options, clock=self.clock)
+        self.shown: Event | None = None
+        """The last event printed (a run's ending is not printed again after it)."""
+
+    # -- sessions --------------------------------------------------------------------------
+
+    def approver(self) -> Approver:
+        if self.one_shot and not (isatty(sys.stdin) and isatty(sys.stderr)):
+            return _nobody
+        return terminal_approver(self.reader, self.console, self.activity)
+
+    def open(self, session: str | Path | None) -> Harness:
+        return assemble(
+            self.options,
+            approver=self.approver(),
+            clock=self.clock,
+            extra=[Progress(self.activity)],
+            sessions=self.sessions,
+            session=session,
+        )
+
+    def bind(self, harness: Harness) -> None:
+        """Point ``--continue`` at this session, once its transcript holds a message."""
+        with contextlib.suppress(NotFlushed, SessionNotFound, OSError):
+            self.sessions.bind("cli", harness.session_id)
+
+    # -- a prompt --------------------------------------------------------------------------
+
+    def run(self, harness: Harness, prompt: str) -> Ending:
+        """Run one prompt, printing (or streaming) its events; Ctrl-C stops it cleanly."""
+        events: list[Event] = []
+        interrupted = False
+        stream = self.one_shot and self.args.output_format == "stream-json"
+        run: Generator[Event, None, None] = harness.agent.run(prompt)  # type: ignore[assignment]
+        self.activity.show("working…")
+        try:
+            for event in run:
+                events.append(event)
+                if stream:
+                    self.out.print(json_line(event_record(event, harness.session_id)), markup=False)
+                elif not self.quiet and not (self.one_shot and _final(event)):
+                    print_event(self.console, event, verbose=self.args.verbose)
+                    self.shown = event
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            run.close()  # answers any call cut short, so the conversation stays valid
+            self.activity.hide()
+            self.bind(harness)
+        if interrupted and not self.quiet:
+            self.console.print(
+                Text(
+                    "⏹ interrupted: the turn stopped and the conversation is still valid "
+                    "(calls cut short are answered as interrupted)",
+                    style="yellow",
+                )
+            )
+        return ending(events, interrupted=interrupted)
+
+    # -- the two modes ---------------------------------------------------------------------
+
+    def one(self, harness: Harness) -> int:
+        prompt = self.args.prompt
+        if prompt == "-":
+            prompt = self.reader.read_all()
+            if not prompt.strip():
+                raise NoInput("-p - found no prompt on the standard input (it was empty)")
+        started = time.monotonic()
+        if self.args.output_format == "stream-json":
+            self.out.print(json_line(self.init_record(harness)), markup=False)
+        end = self.run(harness, prompt)
+        took = round((time.monotonic() - started) * 1000)
+        if self.args.output_format == "text":
+            if end.text:
+                self.out.print(end.text, markup=False)
+            if end.exit != Exit.DONE and str(self.shown) != end.reason:  # not said twice
+                self.console.print(Text(f"■ {end.reason}", style="yellow"))
+        else:
+            record = result_record(end, harness.agent.meter, harness.session_id, took)
+            self.out.print(json_line(record), markup=False)
+        return int(end.exit)
+
+    def interactive(self, harness: Harness) -> int:
+        shell = Shell(harness, self.console, self.activity, lambda: self.open(None))
+        self.banner(harness)
+        armed = False  # a Ctrl-C just happened: the next one at the prompt exits
+        while True:
+            try:
+                line = self.reader.read("› ")
+            except KeyboardInterrupt:
+                if armed:
+                    return int(Exit.INTERRUPTED)
+                armed = True
+                self.console.print(Text("(Ctrl-C again to exit, or /exit)", style="dim"))
+                continue
+            except EOFError:
+                return int(Exit.DONE)
+            if not line.strip():
+                continue
+            armed = False
+            if line.strip().startswith("/"):
+                if not dispatch(shell, line):
+                    return int(Exit.DONE)
+                continue
+            end = self.run(shell.harness, line)
+            armed = end.exit == Exit.INTERRUPTED
+
+    def banner(self, harness: Harness) -> None:
+        mode = (
+            "live: the Anthropic API answers"
+            if self.options.live
+            else ("offline: the demo model answers (set ANTHROPIC_API_KEY to go live)")
+        )
+        agent = harness.agent
+        self.console.print(Text(f"harness · {mode}", style="bold"))
+        self.console.print(
+            Text(
+                f"model {agent.config.model} · permissions {self.options.permission_mode} · "
+                f"session {harness.session_id[:8]} · /help for commands",
+                style="dim",
+            )
+        )
+        if harness.resumed is not None:
+            self.console.print(Text(str(harness.resumed.event), style="magenta"))
+
+    def init_record(self, harness: Harness) -> dict[str, object]:
+        agent = harness.agent
+        return {
+            "type": "system",
+            "subtype": "init",
+            "session_id": harness.session_id,
+            "model": agent.config.model,
+            "live": self.options.live,
+            "permission_mode": self.options.permission_mode,
+            "tools": [t["name"] for t in agent.tools.definitions()],
+            "cwd": ".",
+        }
+
+    def pick(self) -> str | None:
+        """List this folder's sessions, newest first, and ask which to resume (only regular
+        files: a folder or a pipe named ``<id>.jsonl`` is no session)."""
+        found = [s for s in reversed(self.sessions.ids_on_disk()) if _regular(self.sessions, s)]
+        found = found[:20]
+        if not found:
+            return None
+        self.console.print(Text("Sessions in this folder, newest first:", style="bold"))
+        for i, session_id in enumerate(found, 1):
+            self.console.print(Text(f"  {i:>2}. {describe(self.sessions, session_id)}"))
+        answer = self.reader.read(f"Resume which? [1-{len(found)}, Enter for 1] ").strip()
+        index = int(answer) if answer.isdecimal() else 1  # "²" is a digit, not a number
+        return found[min(max(index, 1), len(found)) - 1]
+
+    def target(self, session: str | None) -> str | Path | None:
+        """What to resume: ``session`` as :func:`assemble` takes it, the session file checked
+        (a regular file, or :class:`SessionNotFound`). A file outside the sessions folder (or
+        a link to one) is copied into a new session first, so the run never appends to it."""
+        path = transcript_path(self.sessions, session)
+        if path is None or _inside(path, self.sessions.folder):
+            return path
+        copied = self.sessions.import_file(path)
+        print(
+            f"harness: copied {path} into new session {copied}; the original is not changed",
+            file=sys.stderr,
+        )
+        return copied
+
+
+def _regular(sessions: Sessions, session_id: str) -> bool:
+    """Whether the session's file is a regular file (found by ``stat``, never by opening it:
+    opening a named pipe waits for a writer)."""
+    try:
+        return stat.S_ISREG(os.stat(sessions.path(session_id)).st_mode)
+    except (OSError, ValueError, SessionNotFound):
+        return False
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is a file of ``folder`` itself, links followed: not a link out of
+    it, nor a file in a subfolder (a subagent's sidechain)."""
+    return path.resolve() == folder.resolve() / path.name
+
+
+def describe(sessions: Sessions, session_id: str) -> str:
+    """A session in one line: its id, when it last changed, its size and first prompt."""
+    path = sessions.path(session_id)
+    try:
+        status = os.stat(path)
+    except OSError as error:
+        return f"{session_id[:8]}  (unreadable: {error.strerror})"
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(status.st_mtime))
+    if not stat.S_ISREG(status.st_mode):  # never opened: a pipe would wait for a writer
+        return f"{session_id[:8]}  {when}  (not a transcript: not a regular file)"
+    try:
+        session = load(path)
+    except (OSError, ValueError) as error:
+        return f"{session_id[:8]}  {when}  (unreadable: {error})"
+    said = (m.text_of(msg) for msg in session.messages if msg["role"] == "user")
+    first = next((text for text in said if text.strip()), "")
+    first = " ".join(first.split())
+    first = first if len(first) <= 50 else first[:49] + "…"
+    return f"{session_id[:8]}  {when}  {len(session.messages):>3} messages  {first}"
+
+
+def _final(event: Event) -> bool:
+    """The reply that ends the run: in one-shot mode its text goes to stdout instead."""
+    return isinstance(event, AssistantReplied) and event.message.stop_reason != "tool_use"
+
+
+def _nobody(request: ApprovalRequest) -> Approval:
+    return Approval(
+        False,
+        "no terminal to ask (one-shot mode without one): allow it with --permission-mode "
+        "or run interactively",
+    )
