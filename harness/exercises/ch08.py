@@ -18,6 +18,7 @@ from harness import messages as m
 from harness import resume as resume_module
 from harness import transcript
 from harness.exercises import NotYet, exercise, forbid, refers_to
+from harness.resume import resuming as resume_resuming
 from harness.transcript import Entry, from_entries, repair
 from harness.transcript import loading as transcript_loading
 
@@ -173,7 +174,7 @@ def check_answer_unresolved(answer_unresolved: Callable[[list[m.MessageDict]], A
     why = "answer_unresolved calls the package's repair; answer the calls yourself."
     if refers_to(answer_unresolved, repair) or refers_to(answer_unresolved, resume_module.resume):
         raise NotYet(why)
-    with forbid(transcript, "repair", why), forbid(resume_module, "repair", why):
+    with forbid(transcript, "repair", why), forbid(resume_resuming, "repair", why):
         for name, messages in _cases():
             given = copy.deepcopy(messages)
             got = answer_unresolved(given)
