@@ -176,8 +176,9 @@ def words(text: str) -> list[str]:
     return text.split()
 
 
-# Every public name the six modules that became packages defined, before the split. They still
-# import from where they did (``from harness.transcript import load``).
+# Every public name the modules that were split defined before the split (and the assembly names
+# ``harness.cli`` exported). They still import from where they did:
+# ``from harness.transcript import load`` keeps working.
 NAMES_BEFORE_THE_SPLIT: dict[str, list[str]] = {
     "harness.messages": words(
         """
@@ -226,6 +227,27 @@ NAMES_BEFORE_THE_SPLIT: dict[str, list[str]] = {
         ApprovalStoreBusy Claim DEFAULT_TTL Decision MAY_HAVE_RUN PendingToolCall Record
         SCHEMA_VERSION SNAPSHOT_VERSION STATES State ask_in_terminal call_hash canonical
         continue_run new_approval_id new_owner refused_text resume session_id_problem
+        """
+    ),
+    "harness.model.cache": words(
+        """
+        CacheResult DEFAULT_MINIMUM_TOKENS Fingerprint LOOKBACK_BLOCKS MAX_BREAKPOINTS
+        MINIMUMS_AS_OF MINIMUMS_SOURCE MINIMUM_CACHEABLE_TOKENS PROMPT_AFFECTING PrefixBlock
+        PromptCache TTL TTL_SECONDS check_breakpoints diagnose fingerprint
+        minimum_cacheable_tokens prefix_blocks with_automatic
+        """
+    ),
+    "harness.resume": words(
+        """
+        CONTINUE_PROMPT Check INDEX NotFlushed Resumable Resume Resumed SessionNotFound
+        Sessions StepRun continue_run correction_prompt final_text is_flushed
+        journaled_answers resume resume_with run_step
+        """
+    ),
+    "harness.cli": words(
+        """
+        EPILOG Exit Harness MODES Options PICK Program assemble describe main parser
+        run_module sessions_for transcript_path unwritable
         """
     ),
 }
