@@ -65,6 +65,8 @@ CHAPTER: dict[str, int] = {
     "harness.tools.base": 2,
     "harness.tools.shell": 2,
     "harness.tools.sandbox": 2,
+    "harness.tools.files": 2,
+    "harness.tools.search": 2,
     "harness.tools.builtins": 2,
     "harness.tools.permissions": 2,
     "harness.tools.hooks": 2,

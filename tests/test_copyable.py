@@ -250,6 +250,14 @@ NAMES_BEFORE_THE_SPLIT: dict[str, list[str]] = {
         run_module sessions_for transcript_path unwritable
         """
     ),
+    "harness.tools.builtins": words(
+        """
+        BINARY_SNIFF_BYTES EditFileInput GLOB_MAX_RESULTS GREP_DEFAULT_HEAD_LIMIT
+        GREP_MAX_LINE_CHARS GlobInput GrepInput READ_DEFAULT_LIMIT READ_MAX_FILE_BYTES
+        READ_MAX_LINE_CHARS READ_MAX_OUTPUT_CHARS ReadFileInput WriteFileInput builtin_tools
+        compile_pattern edit_file glob grep read_file replace_text write_file
+        """
+    ),
 }
 
 

@@ -30,8 +30,9 @@ def test_a_plugin_lists_the_points_it_overrides_in_the_order_a_turn_meets_them()
 
 
 def test_a_module_lists_only_the_tools_it_defines_not_the_ones_it_imports() -> None:
-    builtins = ["edit_file", "glob", "grep", "read_file", "write_file"]  # bash is shell's
-    assert facts("harness.tools.builtins").tools == builtins
+    assert facts("harness.tools.files").tools == ["edit_file", "read_file", "write_file"]
+    assert facts("harness.tools.search").tools == ["glob", "grep"]
+    assert facts("harness.tools.builtins").tools == []  # it gathers them; bash is shell's
     assert facts("harness.tools.shell").tools == ["bash"]
     assert facts("harness.compaction.reinject").tools == []
 

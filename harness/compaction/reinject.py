@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from harness import messages as m
 from harness import tokens
 from harness.tools.base import ToolContext, ToolError
-from harness.tools.builtins import read_file
+from harness.tools.files import read_file
 
 REINJECT_MAX_FILES = 5
 REINJECT_TOKENS_PER_FILE = 5_000

@@ -15,7 +15,7 @@ from typing import Any
 from harness import messages as m
 from harness.memory.fileformat import parse
 from harness.tools.base import ToolError
-from harness.tools.builtins import replace_text
+from harness.tools.files import replace_text
 
 
 class MemoryEditor:

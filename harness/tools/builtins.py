@@ -1,439 +1,66 @@
 """The builtin workspace tools: read, write and edit files, find files, search them, run bash.
 
-Every path goes through :meth:`Workspace.resolve`, so the file tools cannot leave the
-workspace (invariant 5), and every path shown to the model is workspace-relative, never
-absolute. ``bash`` lives in :mod:`harness.tools.shell` and is *not* confined by path checks.
-
-The limits are Claude Code's observed numbers (third-party analyses of the CLI, not official
-documentation); each constant says which tool it comes from.
+The file tools live in :mod:`harness.tools.files`, ``glob`` and ``grep`` in
+:mod:`harness.tools.search`, ``bash`` in :mod:`harness.tools.shell` (it is *not* confined by
+path checks); this module is the set the agent offers, in its fixed order, and keeps every
+name importable from here.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
-from typing import Any, Literal, TextIO
+from typing import Any
 
-import re2  # google-re2: linear-time matching, see grep
-from pydantic import Field
-
-from harness.tools.base import Tool, ToolContext, ToolError, ToolInput, tool
+from harness.tools.base import Tool
+from harness.tools.files import (
+    BINARY_SNIFF_BYTES,
+    READ_DEFAULT_LIMIT,
+    READ_MAX_FILE_BYTES,
+    READ_MAX_LINE_CHARS,
+    READ_MAX_OUTPUT_CHARS,
+    EditFileInput,
+    ReadFileInput,
+    WriteFileInput,
+    edit_file,
+    read_file,
+    replace_text,
+    write_file,
+)
+from harness.tools.search import (
+    GLOB_MAX_RESULTS,
+    GREP_DEFAULT_HEAD_LIMIT,
+    GREP_MAX_LINE_CHARS,
+    GlobInput,
+    GrepInput,
+    compile_pattern,
+    glob,
+    grep,
+)
 from harness.tools.shell import bash
-from harness.tools.storage import STORED_PREFIX
 
-# Claude Code's Read tool: 2000 lines by default, lines cut at 2000 characters, files over
-# 256 KB refused unless a window (offset/limit) is asked for.
-READ_DEFAULT_LIMIT = 2000
-READ_MAX_LINE_CHARS = 2000
-READ_MAX_FILE_BYTES = 256 * 1024
-# Claude Code's Read refuses to return more than 25,000 tokens at once (observed); this one
-# stops at about that many characters' worth (4 a token) and says where to read on.
-READ_MAX_OUTPUT_CHARS = 100_000
-# A NUL byte in the first 8 KiB means binary: the same sniff git and GNU grep use.
-BINARY_SNIFF_BYTES = 8192
-# Claude Code's Glob returns at most 100 paths; its Grep's head_limit plays the same role.
-GLOB_MAX_RESULTS = 100
-GREP_DEFAULT_HEAD_LIMIT = 100
-# Our choice: grep searches the first million characters of a line (ripgrep has no limit, but
-# it does not hold a whole line as one Python string); memory stays bounded on any file.
-GREP_MAX_LINE_CHARS = 1_000_000
-
-
-def _resolve(context: ToolContext, path: str) -> tuple[Path, str]:
-    """The real path and the path to show the model; a path outside becomes a ToolError."""
-    try:
-        return context.workspace.resolve(path), context.workspace.relative(path)
-    except (PermissionError, ValueError) as error:  # PathEscape, BadPath
-        raise ToolError(str(error)) from None
-
-
-def _resolve_readable(context: ToolContext, path: str) -> tuple[Path, str]:
-    """Like :func:`_resolve`, and ``@tool-results/<id>.txt`` names a stored result."""
-    if not path.startswith(STORED_PREFIX):
-        return _resolve(context, path)
-    if context.storage is None:
-        raise ToolError(f"{path} is a stored result, and this session stores none")
-    try:
-        return context.storage.path_of(path), path
-    except OSError as error:
-        raise ToolError(str(error)) from None
-
-
-def _is_binary(path: Path) -> bool:
-    with path.open("rb") as f:
-        return b"\0" in f.read(BINARY_SNIFF_BYTES)
-
-
-def _clip(line: str, cut: int = 0) -> str:
-    """A line for display: at most READ_MAX_LINE_CHARS, saying how much was left out."""
-    if len(line) > READ_MAX_LINE_CHARS:
-        line, cut = line[:READ_MAX_LINE_CHARS], cut + len(line) - READ_MAX_LINE_CHARS
-    return line + f"… [line cut: {cut} more chars]" if cut else line
-
-
-def _lines(f: TextIO, max_chars: int) -> Iterator[tuple[str, int]]:
-    """Each line of ``f`` without its newline, cut at ``max_chars``, and how many characters
-    were cut. A line is never read whole into memory: a 1 GB file with no newline costs
-    ``max_chars``, not 1 GB."""
-    while line := f.readline(max_chars + 1):
-        if line.endswith("\n"):
-            yield line[:-1], 0
-        elif len(line) <= max_chars:
-            yield line, 0  # the last line, with no newline
-        else:
-            cut = len(line) - max_chars
-            while rest := f.readline(65_536):  # skip the rest of the line, a chunk at a time
-                if rest.endswith("\n"):
-                    cut += len(rest) - 1
-                    break
-                cut += len(rest)
-            yield line[:max_chars], cut
-
-
-def _read_text(real: Path, rel: str) -> str:
-    """A whole text file, newlines kept as they are, for tools that write it back."""
-    if not real.is_file():
-        raise ToolError(f"{rel} is a directory" if real.is_dir() else f"file not found: {rel}")
-    try:
-        with real.open(encoding="utf-8", newline="") as f:
-            return f.read()
-    except UnicodeDecodeError:
-        raise ToolError(f"{rel} is not UTF-8 text, so it cannot be edited as text") from None
-    except OSError as error:  # e.g. no permission; strerror keeps the absolute path out
-        raise ToolError(f"could not read {rel}: {error.strerror or error}") from None
-
-
-class ReadFileInput(ToolInput):
-    path: str = Field(description="The file to read, relative to the workspace root.")
-    offset: int | None = Field(
-        default=None, ge=1, description="The line number to start at (1-based). Default: 1."
-    )
-    limit: int | None = Field(
-        default=None,
-        ge=1,
-        description=f"How many lines to read. Default: {READ_DEFAULT_LIMIT}.",
-    )
-
-
-@tool(ReadFileInput, read_only=True, spill=False)
-def read_file(args: ReadFileInput, context: ToolContext) -> str:
-    """Read a text file from the workspace. Lines come numbered like `cat -n` (line number,
-    a tab, the line), starting at `offset` (1-based, default 1), at most `limit` lines
-    (default 2000). Lines longer than 2000 characters are cut. Files over 256 KB need an
-    offset and limit: read them a window at a time, or search them with grep first. Binary
-    files are refused. The line numbers are not part of the file: leave them out of
-    edit_file's old_string. If the output says more lines follow, call again with the
-    offset it gives."""
-    real, rel = _resolve_readable(context, args.path)
-    if real.is_dir():
-        raise ToolError(f"{rel} is a directory, not a file; use glob to list what is in it")
-    if not real.is_file():
-        raise ToolError(f"file not found: {rel}")
-    try:
-        return _read_window(real, rel, args.offset, args.limit)
-    except OSError as error:  # e.g. no permission; strerror keeps the absolute path out
-        raise ToolError(f"could not read {rel}: {error.strerror or error}") from None
-
-
-def _read_window(real: Path, rel: str, offset: int | None, limit: int | None) -> str:
-    if _is_binary(real):
-        raise ToolError(f"{rel} is a binary file; read_file only reads text")
-    size = real.stat().st_size
-    if size > READ_MAX_FILE_BYTES and offset is None and limit is None:
-        raise ToolError(
-            f"{rel} is {size / 1024:.0f} KB, over the {READ_MAX_FILE_BYTES // 1024} KB limit for "
-            "a whole-file read; use offset and limit to read part of it, or grep to find "
-            "what you need"
-        )
-    if size == 0:
-        return f"{rel} exists but is empty."
-    start = offset or 1
-    limit = limit or READ_DEFAULT_LIMIT
-    shown: list[str] = []
-    size_so_far = 0
-    last = 0
-    more = full = False
-    # Text mode reads "\n", "\r\n" and "\r" endings alike, the same line numbers grep reports.
-    with real.open(encoding="utf-8", errors="replace") as f:
-        for last, (line, cut) in enumerate(_lines(f, READ_MAX_LINE_CHARS), start=1):
-            if last >= start + limit:
-                more = True
-                break
-            if last >= start:
-                entry = f"{last:>6}\t{_clip(line, cut)}"
-                if size_so_far + len(entry) > READ_MAX_OUTPUT_CHARS - 300:  # room for the note
-                    more = full = True
-                    break
-                shown.append(entry)
-                size_so_far += len(entry) + 1
-    if not shown:
-        return f"{rel} has only {last} lines; offset {start} is past the end."
-    end = start + len(shown) - 1
-    if more:
-        why = f" (a read returns at most {READ_MAX_OUTPUT_CHARS:,} characters)" if full else ""
-        shown.append(
-            f"\n[Showing lines {start}-{end} of {rel}{why}; more lines follow. "
-            f"Call read_file with offset={end + 1} to read on.]"
-        )
-    return "\n".join(shown)
-
-
-class WriteFileInput(ToolInput):
-    path: str = Field(description="The file to write, relative to the workspace root.")
-    content: str = Field(description="The complete new content of the file.")
-
-
-@tool(WriteFileInput)
-def write_file(args: WriteFileInput, context: ToolContext) -> str:
-    """Write a file in the workspace, replacing all of its content if it exists, and creating
-    any missing parent directories. For a change to part of an existing file, prefer
-    edit_file: it sends only the change and cannot drop the rest of the file by accident."""
-    real, rel = _resolve(context, args.path)
-    if real.is_dir():
-        raise ToolError(f"{rel} is a directory; give the path of a file")
-    existed = real.exists()
-    try:
-        real.parent.mkdir(parents=True, exist_ok=True)
-        real.write_text(args.content, encoding="utf-8", newline="")
-    except OSError as error:  # e.g. a parent "directory" that is a file
-        raise ToolError(f"could not write {rel}: {error.strerror or error}") from None
-    content = args.content
-    lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
-    noun = "line" if lines == 1 else "lines"
-    return f"Wrote {lines} {noun} to {rel} ({'overwrote it' if existed else 'new file'})"
-
-
-class EditFileInput(ToolInput):
-    path: str = Field(description="The file to edit, relative to the workspace root.")
-    old_string: str = Field(
-        description="The exact text to replace, including whitespace and indentation, "
-        "without read_file's line-number prefix."
-    )
-    new_string: str = Field(description="The text to put in its place (must differ).")
-    replace_all: bool = Field(
-        default=False, description="Replace every occurrence instead of exactly one."
-    )
-
-
-@tool(EditFileInput)
-def edit_file(args: EditFileInput, context: ToolContext) -> str:
-    """Replace exact text in a file. old_string must match the file exactly (whitespace and
-    indentation included) and, unless replace_all is true, exactly once: if it occurs
-    several times, include a few surrounding lines to pick the one you mean. Read the file
-    first so you copy the text exactly. To create a new file, use write_file."""
-    # Claude Code also refuses to edit a file the model has not read in this session (and
-    # one changed on disk since it was read). This teaching version skips that bookkeeping.
-    real, rel = _resolve(context, args.path)
-    text, count = replace_text(
-        _read_text(real, rel), args.old_string, args.new_string, args.replace_all, rel
-    )
-    real.write_text(text, encoding="utf-8", newline="")
-    return f"Edited {rel}: replaced {count} occurrence{'s' if count > 1 else ''}"
-
-
-def replace_text(text: str, old: str, new: str, replace_all: bool, rel: str) -> tuple[str, int]:
-    """``edit_file``'s rule on a text: ``old`` must occur exactly once (or ``replace_all``).
-
-    Returns the new text and how many places changed; a :class:`ToolError` says why not. Also
-    used where an edit_file call is applied to text that is not in the workspace (chapter 07's
-    memory file).
-    """
-    if not old:
-        raise ToolError("old_string is empty; to create a file, use write_file")
-    if old == new:
-        raise ToolError("old_string and new_string are the same; there is nothing to change")
-    if (
-        old not in text and "\r\n" in text and "\r" not in old
-    ):  # the model saw "\n" endings through read_file
-        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
-    count = text.count(old)
-    if count == 0:
-        raise ToolError(
-            f"old_string not found in {rel}; it must match the file exactly, including "
-            "whitespace and indentation (read the file again and copy the text)"
-        )
-    if count > 1 and not replace_all:
-        raise ToolError(
-            f"old_string occurs {count} times in {rel}; add surrounding lines to make it "
-            "unique, or set replace_all to true to replace every occurrence"
-        )
-    return text.replace(old, new), count
-
-
-class GlobInput(ToolInput):
-    pattern: str = Field(description='A glob pattern such as "**/*.py" or "src/*.md".')
-    path: str | None = Field(
-        default=None,
-        description="The directory to search in, relative to the workspace root. "
-        "Default: the workspace root.",
-    )
-
-
-@tool(GlobInput, read_only=True)
-def glob(args: GlobInput, context: ToolContext) -> str:
-    """Find files by name pattern ("**/*.py" for every Python file at any depth, "*.md" for
-    Markdown files in one directory). Returns workspace-relative paths of files (not
-    directories), most recently modified first, at most 100; if there are more, narrow the
-    pattern or the path. Use grep to search inside files."""
-    base, rel_base = _resolve(context, args.path or ".")
-    if not base.is_dir():
-        raise ToolError(f"not a directory: {rel_base}")
-    if PurePosixPath(args.pattern).is_absolute() or ".." in PurePosixPath(args.pattern).parts:
-        raise ToolError("the pattern must be relative and without '..'; use path to choose where")
-    found: list[tuple[float, str]] = []
-    try:
-        matches = list(base.glob(args.pattern))
-    except ValueError as error:  # an empty or malformed pattern
-        raise ToolError(f"invalid glob pattern {args.pattern!r}: {error}") from None
-    show_hidden = any(part.startswith(".") for part in PurePosixPath(args.pattern).parts)
-    for match in matches:
-        if not show_hidden and _hidden(match.relative_to(base)):
-            continue
-        try:  # a symlink inside may point outside: check where each match really is
-            real = context.workspace.resolve(match)
-        except PermissionError:
-            continue
-        if real.is_file():
-            rel = match.relative_to(context.workspace.root).as_posix()
-            found.append((-real.stat().st_mtime, rel))
-    if not found:
-        return "No files found"
-    found.sort()  # newest first; the same mtime falls back to the name, so output is stable
-    paths = [rel for _, rel in found[:GLOB_MAX_RESULTS]]
-    if len(found) > GLOB_MAX_RESULTS:
-        paths.append(
-            f"[Showing {GLOB_MAX_RESULTS} of {len(found)} files; use a more specific "
-            "pattern or path.]"
-        )
-    return "\n".join(paths)
-
-
-class GrepInput(ToolInput):
-    pattern: str = Field(
-        description=r'A regular expression (RE2 syntax, as ripgrep\'s), e.g. "def \w+\(" or "TODO".'
-    )
-    path: str | None = Field(
-        default=None,
-        description="A file or directory to search, relative to the workspace root (or a "
-        "stored result, @tool-results/...). Default: the whole workspace.",
-    )
-    glob: str | None = Field(
-        default=None, description='Only search files whose path matches, e.g. "*.py".'
-    )
-    output_mode: Literal["files_with_matches", "content", "count"] = Field(
-        default="files_with_matches",
-        description='"files_with_matches": the paths of matching files (default); '
-        '"content": matching lines as path:line_number:line; "count": path:number_of_matches.',
-    )
-    case_insensitive: bool = Field(default=False, description="Ignore upper/lower case.")
-    head_limit: int = Field(
-        default=GREP_DEFAULT_HEAD_LIMIT, ge=1, description="Return at most this many lines."
-    )
-
-
-def _hidden(relative: Path) -> bool:
-    """Dot-files and dot-directories (``.git``, ``.venv``) are skipped unless asked for, as
-    ripgrep does by default: VCS internals and environments are not project code."""
-    return any(part.startswith(".") for part in relative.parts)
-
-
-def _files_under(context: ToolContext, base: Path) -> list[tuple[str, Path]]:
-    """Every file under ``base`` that is really inside the workspace, as (rel, real), sorted."""
-    if base.is_file():
-        candidates = [base]
-    else:  # os.walk does not descend into symlinked directories
-        candidates = []
-        for directory, subdirs, names in os.walk(base):
-            subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
-            candidates += [Path(directory, n) for n in names if not n.startswith(".")]
-    files = []
-    for path in candidates:
-        try:
-            real = context.workspace.resolve(path)
-        except (PermissionError, ValueError):  # outside, hard-linked, or an unusable name
-            continue
-        if real.is_file():
-            files.append((path.relative_to(context.workspace.root).as_posix(), real))
-    return sorted(files)
-
-
-def compile_pattern(pattern: str, *, case_insensitive: bool = False) -> Any:
-    """``pattern`` compiled by RE2, or a ToolError that says what is wrong with it.
-
-    Why RE2 and not Python's ``re``: ``re`` backtracks, and a pattern such as ``(a+)+$`` on a
-    line of 40 ``a`` and a ``!`` takes it minutes (each extra ``a`` doubles the time); a model
-    can write such a pattern by accident, and grep would hang the run. RE2 (Google's engine,
-    the ``google-re2`` package) matches in time linear in the text, whatever the pattern.
-    Claude Code's Grep is ripgrep, whose default engine makes the same promise, with the same
-    price: no backreferences (``\1``) and no lookaround (``(?=...)``, ``(?<=...)``).
-    """
-    options = re2.Options()
-    options.log_errors = False  # the error goes back to the model, not to stderr
-    options.case_sensitive = not case_insensitive
-    try:
-        return re2.compile(pattern, options=options)
-    except re2.error as error:
-        reason = (
-            error.args[0].decode() if error.args and isinstance(error.args[0], bytes) else error
-        )
-        raise ToolError(
-            f"invalid regular expression {pattern!r}: {reason}. The syntax is RE2's (as "
-            "ripgrep's): no backreferences or lookaround"
-        ) from None
-
-
-@tool(GrepInput, read_only=True)
-def grep(args: GrepInput, context: ToolContext) -> str:
-    """Search file contents with a regular expression (RE2 syntax, as ripgrep: no
-    backreferences or lookaround). By default lists the files that match; output_mode
-    "content" shows the matching lines (path:line_number:line) and "count" the number of
-    matching lines per file. Narrow the search with path (a file or a directory) and glob
-    (e.g. "*.py"). Binary files are skipped. Results are sorted by path, at most head_limit
-    (default 100) lines. Use glob to find files by name."""
-    regex = compile_pattern(args.pattern, case_insensitive=args.case_insensitive)
-    path = args.path or "."
-    if path.startswith(STORED_PREFIX):
-        real, rel = _resolve_readable(context, path)
-        files = [(rel, real)]
-    else:
-        base, rel_base = _resolve(context, path)
-        if not base.exists():
-            raise ToolError(f"path not found: {rel_base}")
-        files = _files_under(context, base)
-    file_glob = args.glob.removeprefix("**/") if args.glob else None
-    results: list[str] = []
-    total = 0  # result lines found; only the first head_limit are kept in memory
-    for rel, real in files:
-        if file_glob and not PurePosixPath(rel).match(file_glob):
-            continue
-        try:
-            if _is_binary(real):
-                continue
-            hits = 0
-            with real.open(encoding="utf-8", errors="replace") as f:
-                for n, (line, cut) in enumerate(_lines(f, GREP_MAX_LINE_CHARS), start=1):
-                    if regex.search(line) is None:
-                        continue
-                    hits += 1
-                    if args.output_mode == "content":
-                        total += 1
-                        if len(results) < args.head_limit:
-                            results.append(f"{rel}:{n}:{_clip(line, cut)}")
-        except OSError:  # unreadable: skip it, as grep -s does
-            continue
-        if hits and args.output_mode != "content":
-            total += 1
-            if len(results) < args.head_limit:
-                results.append(rel if args.output_mode == "files_with_matches" else f"{rel}:{hits}")
-    if not results:
-        return "No matches found"
-    if total > args.head_limit:
-        results.append(
-            f"[Showing {args.head_limit} of {total} lines; raise head_limit or "
-            "narrow the search with path or glob.]"
-        )
-    return "\n".join(results)
+__all__ = [
+    "BINARY_SNIFF_BYTES",
+    "GLOB_MAX_RESULTS",
+    "GREP_DEFAULT_HEAD_LIMIT",
+    "GREP_MAX_LINE_CHARS",
+    "READ_DEFAULT_LIMIT",
+    "READ_MAX_FILE_BYTES",
+    "READ_MAX_LINE_CHARS",
+    "READ_MAX_OUTPUT_CHARS",
+    "EditFileInput",
+    "GlobInput",
+    "GrepInput",
+    "ReadFileInput",
+    "WriteFileInput",
+    "bash",
+    "builtin_tools",
+    "compile_pattern",
+    "edit_file",
+    "glob",
+    "grep",
+    "read_file",
+    "replace_text",
+    "write_file",
+]
 
 
 def builtin_tools() -> list[Tool[Any]]:
