@@ -3,9 +3,14 @@
 An exercise ships in its notebook as a stub (it raises ``NotImplementedError``) followed by a
 check cell, ``ch00.check_turn_cost(turn_cost)``. A check answers with a :class:`Verdict` that
 the notebook shows: ``✓ ...`` when the code does what the exercise asks, otherwise ``not yet``
-with what went wrong and a hint. A check never raises because of what the learner wrote: the
-stub, a wrong answer and an exception all come back as a "not yet", so a notebook runs top to
-bottom with its stubs in place.
+with the first case that went wrong (what was asked, what was expected, what came back) and a
+hint that says where to look, never the answer. A check never raises because of what the
+learner wrote: the stub, a wrong answer and an exception all come back as a "not yet", so a
+notebook runs top to bottom with its stubs in place.
+
+One way to write each exercise, step by step, comes only when the learner asks for it:
+``ch00.hint(1)`` (see :func:`hints`). The stored outputs of the notebooks, and so the
+website, show the stubs' "not yet" and never a line of a solution.
 
 Checks test the mechanism, not a shortcut: where the package already has a function that
 answers the exercise, the check refuses code that just calls it (see :func:`forbid`).
@@ -54,33 +59,78 @@ class NotYet(Exception):
         self.hint = hint
 
 
-def exercise(name: str, hint: str) -> Callable[[Callable[P, str]], Callable[P, Verdict]]:
+def exercise(
+    name: str, hint: str, *, first: str = "", number: int = 0
+) -> Callable[[Callable[P, str]], Callable[P, Verdict]]:
     """Make a check: the wrapped function returns what passed, or raises :class:`NotYet`.
 
     ``name`` is what the learner wrote (``turn_cost``); ``hint`` is shown with every "not
-    yet" that does not bring its own. The stub (``NotImplementedError``) and any other
+    yet" that does not bring its own: where to look next, not the answer. ``first`` is the
+    first case the check tries, said as the learner would test it (``due(9_999, None, 3)
+    should be False: ...``): the stub hears it, so it knows where to begin. ``number`` is the
+    exercise's number in its chapter: every "not yet" ends by naming ``chNN.hint(number)``,
+    the recipe the learner can ask for. The stub (``NotImplementedError``) and any other
     exception from the learner's code come back as a "not yet", never as a traceback.
     """
 
     def decorate(check: Callable[P, str]) -> Callable[P, Verdict]:
+        more = f"{check.__module__.rpartition('.')[2]}.hint({number})"
+
         @functools.wraps(check)
         def run(*args: P.args, **kwargs: P.kwargs) -> Verdict:
             try:
                 return Verdict(True, f"✓ {check(*args, **kwargs)}")
             except NotYet as miss:
-                return not_yet(miss.problem, miss.hint or hint)
+                return not_yet(miss.problem, miss.hint or hint, more)
             except NotImplementedError:
-                return not_yet(f"`{name}` is still the stub (it raises NotImplementedError).", hint)
+                stub = f"`{name}` is still the stub (it raises NotImplementedError).\n"
+                return not_yet(f"{stub}first case: {first}", hint, more)
             except Exception as error:  # the learner's code failed: say how, keep going
-                return not_yet(f"your code raised {type(error).__name__}: {error}", hint)
+                return not_yet(f"your code raised {type(error).__name__}: {error}", hint, more)
 
         return run
 
     return decorate
 
 
-def not_yet(problem: str, hint: str) -> Verdict:
-    return Verdict(False, f"not yet: {problem}\nhint: {hint}")
+def not_yet(problem: str, hint: str, more: str | None = None) -> Verdict:
+    """A "not yet": the problem, the hint, and (when known) the call that gives the recipe."""
+    text = f"not yet: {problem}\nhint: {hint}"
+    if more is not None:
+        text += f"\nstuck? {more} shows one way to write it, step by step."
+    return Verdict(False, text)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One way to write an exercise, step by step: what :func:`hints` hands out on request."""
+
+    chapter: str
+    number: int
+    text: str
+
+    def __repr__(self) -> str:  # the notebook shows the call's value with repr
+        return f"{self.chapter}, exercise {self.number}, one way to write it:\n{self.text}"
+
+    __str__ = __repr__
+
+
+def hints(chapter: str, recipes: dict[int, str]) -> Callable[[int], Recipe]:
+    """A chapter's ``hint(n)``: the recipe for exercise ``n``, given only when asked for.
+
+    ``chapter`` is the module's ``__name__``; the recipes are kept apart from the checks'
+    hints so that no "not yet" (and no stored output) carries them.
+    """
+    short = chapter.rpartition(".")[2]
+
+    def hint(n: int) -> Recipe:
+        """One way to write exercise ``n`` of this chapter, step by step."""
+        if n not in recipes:
+            numbers = ", ".join(str(k) for k in sorted(recipes))
+            raise ValueError(f"{short} has exercises {numbers}; there is no exercise {n}")
+        return Recipe(short, n, recipes[n])
+
+    return hint
 
 
 @contextmanager
@@ -144,4 +194,4 @@ def _loaded(code: types.CodeType) -> set[str]:
     return found
 
 
-__all__ = ["NotYet", "Verdict", "exercise", "forbid", "not_yet", "refers_to"]
+__all__ = ["NotYet", "Recipe", "Verdict", "exercise", "forbid", "hints", "not_yet", "refers_to"]

@@ -21,7 +21,7 @@ from harness.agent import Agent
 from harness.clock import FakeClock
 from harness.compaction import session_memory
 from harness.compaction.session_memory import keep_from, memory_message
-from harness.exercises import NotYet, exercise, forbid, refers_to
+from harness.exercises import NotYet, exercise, forbid, hints, refers_to
 from harness.memory import ExtractionSchedule, SessionMemory
 from harness.model import ScriptedModel
 from harness.model.scripted_memory import is_extraction_request, scripted_extraction
@@ -32,9 +32,15 @@ from harness.tools.permissions import Permissions
 # -- exercise 1: when to extract ----------------------------------------------------------------
 
 _DUE_HINT = (
+    "the schedule has two thresholds, one for the first extraction and one for every later "
+    "one, and a condition on tool calls that holds for both; read the chapter's table of "
+    "observed numbers again."
+)
+_DUE_RECIPE = (
     "first `if calls_since < 3: return False`; then, with no extraction yet (at_last is None), "
     "`context >= 10_000`; after one, `context - at_last >= 5_000`."
 )
+_DUE_FIRST = "due(9_999, None, 3) should be False: the first extraction waits for 10,000 tokens."
 
 # (context, at_last, calls_since, expected, why)
 _DUE_CASES: list[tuple[int, int | None, int, bool, str]] = [
@@ -86,7 +92,7 @@ def _extractions(schedule: ExtractionSchedule) -> list[tuple[int, int]]:
         return [(e.reply, e.context_tokens) for e in memory.extractions]
 
 
-@exercise("due", _DUE_HINT)
+@exercise("due", _DUE_HINT, first=_DUE_FIRST, number=1)
 def check_due(due: Callable[[int, int | None, int], Any]) -> str:
     why = "due calls ExtractionSchedule.due; write the rule yourself."
     expected = _extractions(ExtractionSchedule())
@@ -115,6 +121,14 @@ def check_due(due: Callable[[int, int | None, int], Any]) -> str:
 # -- exercise 2: where tier 2 cuts --------------------------------------------------------------
 
 _CUT_HINT = (
+    "walk back from the end, adding up tokens.estimate_message(...), until both minimums are "
+    "met; then make sure the first message you keep does not answer a tool call you cut."
+)
+_CUT_FIRST = (
+    "cut_point([user 'Hello.', assistant 'Hi.'], 10_000, 5) should be 0: everything is recent, "
+    "so everything is kept."
+)
+_CUT_RECIPE = (
     "start = len(messages), kept = 0; while start > 0 and (kept < min_tokens or "
     "len(messages) - start < min_messages): start -= 1 and add "
     "tokens.estimate_message(messages[start]) to kept. Then, while start > 0 and "
@@ -158,7 +172,7 @@ def _cases() -> list[tuple[list[m.MessageDict], int, int]]:
     return cases
 
 
-@exercise("cut_point", _CUT_HINT)
+@exercise("cut_point", _CUT_HINT, first=_CUT_FIRST, number=2)
 def check_cut_point(cut_point: Callable[[list[m.MessageDict], int, int], Any]) -> str:
     why = "cut_point calls keep_from; write the walk back yourself."
     if refers_to(cut_point, keep_from):
@@ -210,4 +224,6 @@ def check_cut_point(cut_point: Callable[[list[m.MessageDict], int, int], Any]) -
     )
 
 
-__all__ = ["check_cut_point", "check_due", "conversation"]
+hint = hints(__name__, {1: _DUE_RECIPE, 2: _CUT_RECIPE})
+
+__all__ = ["check_cut_point", "check_due", "conversation", "hint"]
