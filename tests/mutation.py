@@ -38,6 +38,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -268,9 +269,9 @@ class _Replace(ast.NodeTransformer):
         return self.generic_visit(node)
 
 
-def mutants(chapter: str, names: list[str]) -> Iterator[Mutant]:
+def mutants(chapter: str, names: list[str], folder: Path = SOLUTIONS) -> Iterator[Mutant]:
     """Every mutant of the definitions ``names`` in ``chapters/solutions/<chapter>.py``."""
-    path = SOLUTIONS / f"{chapter}.py"
+    path = folder / f"{chapter}.py"
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     _mark_docstrings(tree)
     targets = [
@@ -338,7 +339,10 @@ def _budgeted(run: Callable[[], Any]) -> Any:
 
 
 def survivors(
-    chapter: str, names: list[str], check: Callable[[dict[str, Any]], object]
+    chapter: str,
+    names: list[str],
+    check: Callable[[dict[str, Any]], object],
+    folder: Path = SOLUTIONS,
 ) -> tuple[int, list[str]]:
     """How many mutants ``check`` was given, and the keys of those it passed.
 
@@ -347,7 +351,7 @@ def survivors(
     """
     total = 0
     passed: list[str] = []
-    for mutant in mutants(chapter, names):
+    for mutant in mutants(chapter, names, folder):
         try:
             scope = mutant.namespace()
         except Exception:  # the mutant does not even load: any learner would see that
@@ -392,7 +396,8 @@ class Exercise:
     check: Callable[[dict[str, Any]], object]
 
 
-def _exercises() -> list[Exercise]:
+def all_exercises() -> list[Exercise]:
+    """Every exercise of chapters 00 to 11, in order."""
     from harness.exercises import (
         ch00,
         ch01,
@@ -499,7 +504,7 @@ def _exercises() -> list[Exercise]:
 
 def exercise(chapter: str, number: int) -> Exercise:
     """The exercise ``number`` of ``chapter`` (``"ch07"``, 1)."""
-    for found in _exercises():
+    for found in all_exercises():
         if (found.chapter, found.number) == (chapter, number):
             return found
     raise LookupError((chapter, number))
@@ -514,7 +519,7 @@ def assert_exercise_caught(chapter: str, number: int, equivalent: dict[str, str]
 def main() -> None:
     """Print, for every exercise, its mutants and those its check passes."""
     print(f"{'exercise':<14} {'mutants':>8} {'passed':>7}")
-    for found in _exercises():
+    for found in all_exercises():
         total, passed = survivors(found.chapter, found.names, found.check)
         print(f"{found.chapter} ex{found.number:<8} {total:>8} {len(passed):>7}")
         for key in passed:
@@ -530,6 +535,7 @@ __all__ = [
     "Exercise",
     "Mutant",
     "RanTooLong",
+    "all_exercises",
     "assert_caught",
     "assert_exercise_caught",
     "exercise",

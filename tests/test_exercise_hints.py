@@ -1,0 +1,138 @@
+"""What a learner sees before trying an exercise: where to begin, and never the answer.
+
+Every exercise's stub hears the first case its check tries and a hint; the recipe comes only
+from ``chNN.hint(n)``. No stored output of a notebook (and so no page of the website, which
+shows them) holds a line of a solution, and every exercise has its mutation test.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.exercises import Recipe
+from tests.mutation import Exercise, all_exercises
+from tests.solutions import SOLUTIONS
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = ROOT / "chapters"
+EXERCISES = all_exercises()
+
+
+def stub(*args: object, **kwargs: object) -> object:
+    raise NotImplementedError
+
+
+def solution_lines(chapter: str, names: list[str]) -> list[str]:
+    """The lines of logic of a solution's definitions: what no hint may show."""
+    path = SOLUTIONS / f"{chapter}.py"
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in names:
+            docstrings = {
+                n.value.lineno
+                for n in ast.walk(node)
+                if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+            }
+            start = node.body[0].lineno  # after the signature, which the stub shows too
+            for number in range(start, (node.end_lineno or node.lineno) + 1):
+                text = lines[number - 1].split("#")[0].strip()
+                if number in docstrings or len(text) < 12 or text.startswith(("def ", '"""')):
+                    continue
+                found.append(text)
+    return found
+
+
+def squeeze(text: str) -> str:
+    """Text with no spaces, brackets or quote styles: a line of code found however it is set."""
+    return re.sub(r"[\s()\[\]`]", "", text).replace("'", '"')
+
+
+def shown_lines(lines: list[str], text: str) -> list[str]:
+    """The lines of ``lines`` that ``text`` shows (compared squeezed)."""
+    flat = squeeze(text)
+    return [line for line in lines if len(squeeze(line)) >= 12 and squeeze(line) in flat]
+
+
+def stub_verdict(exercise: Exercise) -> str:
+    """What the check says to the stub, whatever the arguments the check takes."""
+    module = importlib.import_module(f"harness.exercises.{exercise.chapter}")
+    names = {n: stub for n in exercise.names}
+    if exercise.chapter == "ch05" and exercise.number == 2:
+        names["savings"] = []  # type: ignore[assignment]
+    return str(exercise.check({**vars(module), **names}))
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: f"{e.chapter}-ex{e.number}")
+def test_a_stub_hears_the_first_case_a_hint_and_where_the_recipe_is(exercise: Exercise) -> None:
+    text = stub_verdict(exercise)
+    assert text.startswith("not yet: "), text
+    assert "still the stub" in text and "\nfirst case: " in text and "\nhint: " in text, text
+    recipe = f"{exercise.chapter}.hint({exercise.number})"
+    assert text.rstrip().endswith(f"stuck? {recipe} shows one way to write it, step by step."), text
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: f"{e.chapter}-ex{e.number}")
+def test_a_stubs_not_yet_holds_no_line_of_the_solution(exercise: Exercise) -> None:
+    text = stub_verdict(exercise)
+    shown = shown_lines(solution_lines(exercise.chapter, exercise.names), text)
+    assert not shown, f"the stub's 'not yet' shows the solution's lines: {shown}"
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: f"{e.chapter}-ex{e.number}")
+def test_the_recipe_comes_from_hint_n(exercise: Exercise) -> None:
+    module = importlib.import_module(f"harness.exercises.{exercise.chapter}")
+    recipe = module.hint(exercise.number)
+    assert isinstance(recipe, Recipe) and len(recipe.text) > 40
+    assert repr(recipe).startswith(f"{exercise.chapter}, exercise {exercise.number}, ")
+
+
+def test_asking_for_an_exercise_a_chapter_does_not_have_says_which_it_has() -> None:
+    from harness.exercises import ch07
+
+    with pytest.raises(ValueError, match="ch07 has exercises 1, 2; there is no exercise 3"):
+        ch07.hint(3)
+
+
+def check_outputs(path: Path) -> str:
+    """What the chapter's check cells show, as stored (and as the website shows it)."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    texts = []
+    for cell in notebook["cells"]:
+        if cell["cell_type"] != "code" or ".check_" not in "".join(cell["source"]):
+            continue
+        for output in cell.get("outputs", []):
+            texts.append("".join(output.get("text", "")))
+            for value in output.get("data", {}).values():
+                texts.append(value if isinstance(value, str) else "".join(map(str, value)))
+    return "\n".join(texts)
+
+
+@pytest.mark.parametrize(
+    "chapter", sorted({e.chapter for e in EXERCISES}), ids=lambda chapter: chapter
+)
+def test_no_stored_check_output_of_a_chapter_holds_a_line_of_its_solutions(chapter: str) -> None:
+    (path,) = CHAPTERS.glob(f"{chapter[2:]}_*.ipynb")
+    outputs = check_outputs(path)
+    shown = []
+    for exercise in (e for e in EXERCISES if e.chapter == chapter):
+        shown += shown_lines(solution_lines(chapter, exercise.names), outputs)
+    assert not shown, f"{path.name}'s stored outputs show solution lines: {shown}"
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: f"{e.chapter}-ex{e.number}")
+def test_every_exercise_has_a_mutation_test(exercise: Exercise) -> None:
+    tests = (ROOT / "tests" / f"test_exercises_{exercise.chapter}.py").read_text(encoding="utf-8")
+    call = rf"assert_exercise_caught\(\s*\"{exercise.chapter}\",\s*{exercise.number}\b"
+    assert re.search(call, tests), (
+        f"tests/test_exercises_{exercise.chapter}.py does not run the mutants of exercise "
+        f"{exercise.number} (assert_exercise_caught)"
+    )
