@@ -12,6 +12,7 @@ from harness.exercises import ch01
 from harness.loop import BaseAgent, ModelRequest
 from harness.model import DEFAULT_MODEL, ScriptedModel
 from harness.tools import ToolContext, tool
+from tests.mutation import assert_exercise_caught
 from tests.solutions import load
 
 solutions = load("ch01")
@@ -22,6 +23,49 @@ Conversation = list[dict[str, Any]]
 def test_the_solutions_pass() -> None:
     assert ch01.check_agent_loop_limited(solutions.agent_loop_limited)
     assert ch01.check_stop_reasons(solutions.StopReasons)
+
+
+def stub(*args: object) -> Any:
+    raise NotImplementedError
+
+
+def test_a_stub_hears_the_first_case_and_where_the_recipe_is() -> None:
+    verdict = str(ch01.check_agent_loop_limited(stub))
+    assert "first case: with a model that never stops" in verdict and "ch01.hint(1)" in verdict
+    verdict = str(ch01.check_stop_reasons(stub))
+    assert "first case: after a run of three replies" in verdict and "ch01.hint(2)" in verdict
+
+
+def test_no_hint_spells_out_the_recipe() -> None:
+    for check, number in ((ch01.check_agent_loop_limited, 1), (ch01.check_stop_reasons, 2)):
+        shown = str(check(stub))
+        assert "after_reply" not in shown and "range(max_turns)" not in shown
+        for line in str(ch01.hint(number)).splitlines()[1:]:
+            assert line.strip() not in shown, line
+
+
+def test_hint_gives_each_recipe() -> None:
+    assert "range(max_turns)" in str(ch01.hint(1))
+    assert "after_reply" in str(ch01.hint(2))
+
+
+EQUIVALENT_LOOP: dict[str, str] = {
+    "line 55: `1024` → `1025`": (
+        "max_tokens only caps the length of each reply; the scripted replies of the check (and "
+        "of the chapter) are a few dozen tokens, so 1,023, 1,024 or 1,025 give the same "
+        "replies; the exercise asks for a turn limit, and 1,024 is the chapter's own choice."
+    ),
+    "line 55: `1024` → `1023`": "the same: max_tokens far above any scripted reply's length.",
+}
+EQUIVALENT_STOP_REASONS: dict[str, str] = {}
+
+
+def test_every_mutant_of_the_loop_solution_is_caught() -> None:
+    assert_exercise_caught("ch01", 1, EQUIVALENT_LOOP)
+
+
+def test_every_mutant_of_the_stop_reasons_solution_is_caught() -> None:
+    assert_exercise_caught("ch01", 2, EQUIVALENT_STOP_REASONS)
 
 
 # -- exercise 1: a turn limit ------------------------------------------------------------------
@@ -47,8 +91,17 @@ def read_file(args: ReadFileInput, context: ToolContext) -> str:
     return str(solutions.read_file(args.path))
 
 
-def loop(model: ScriptedModel, prompt: str, turns: range, answer_last: bool = True) -> Conversation:
-    """The chapter's loop over ``turns``; ``answer_last=False`` drops the last turn's results."""
+def loop(
+    model: ScriptedModel,
+    prompt: str,
+    turns: range,
+    answer_last: bool = True,
+    exclude_none: bool = True,
+    key: str = "content",
+) -> Conversation:
+    """The chapter's loop over ``turns``; ``answer_last=False`` drops the last turn's results,
+    ``exclude_none=False`` sends the reply's empty fields back, ``key`` names the result's
+    field."""
     messages: Conversation = [{"role": "user", "content": prompt}]
     for turn in turns:
         response = model.create(
@@ -57,7 +110,7 @@ def loop(model: ScriptedModel, prompt: str, turns: range, answer_last: bool = Tr
             messages=messages,
             tools=solutions.TOOL_DEFINITIONS,
         )
-        content = [block.model_dump(exclude_none=True) for block in response.content]
+        content = [block.model_dump(exclude_none=exclude_none) for block in response.content]
         messages.append({"role": "assistant", "content": content})
         if response.stop_reason != "tool_use" or (turn == turns[-1] and not answer_last):
             return messages
@@ -65,7 +118,7 @@ def loop(model: ScriptedModel, prompt: str, turns: range, answer_last: bool = Tr
             {
                 "type": "tool_result",
                 "tool_use_id": b.id,
-                "content": solutions.TOOLS[b.name](**b.input),
+                key: solutions.TOOLS[b.name](**b.input),
             }
             for b in response.content
             if b.type == "tool_use"
@@ -149,6 +202,26 @@ def test_a_loop_that_answers_only_the_first_of_two_calls_is_rejected() -> None:
         return messages, True
 
     assert not ch01.check_agent_loop_limited(first_only)
+
+
+def test_a_loop_that_sends_the_replys_empty_fields_back_is_rejected() -> None:
+    """``model_dump()`` without ``exclude_none`` sends ``caller: None`` back on every tool_use."""
+
+    def slip(model: ScriptedModel, prompt: str, max_turns: int) -> Any:
+        messages = loop(model, prompt, range(max_turns), exclude_none=False)
+        return messages, stopped_on_tools(messages)
+
+    verdict = ch01.check_agent_loop_limited(slip)
+    assert not verdict and "caller: None" in str(verdict)
+
+
+def test_a_loop_whose_results_carry_no_content_is_rejected() -> None:
+    def slip(model: ScriptedModel, prompt: str, max_turns: int) -> Any:
+        messages = loop(model, prompt, range(max_turns), key="output")
+        return messages, stopped_on_tools(messages)
+
+    verdict = ch01.check_agent_loop_limited(slip)
+    assert not verdict and "has no `content`" in str(verdict)
 
 
 def test_a_loop_that_hands_the_work_to_agent_run_is_refused() -> None:

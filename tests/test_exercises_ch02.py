@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel, Field
 
 from harness.exercises import ch02
 from harness.tools import Permissions, ToolContext, ToolError, tool
+from tests.mutation import assert_exercise_caught
 from tests.solutions import load
 
 solutions = load("ch02")
@@ -45,6 +47,46 @@ def test_a_stub_is_told_not_yet_with_a_hint(check: object, stub: object) -> None
     assert not verdict
     assert str(verdict).startswith("not yet: ")
     assert "stub" in str(verdict) and "\nhint: " in str(verdict)
+
+
+def test_a_stub_hears_the_first_case_and_where_the_recipe_is() -> None:
+    verdict = str(ch02.check_count_lines(stub_count_lines))
+    assert "first case: count_lines(path='app.py') should return '5 lines'" in verdict
+    assert "ch02.hint(1)" in verdict
+    verdict = str(ch02.check_project_rules(stub_project_rules))
+    assert (
+        "first case: project_rules() should allow bash(git status)" in verdict
+        and "ch02.hint(2)" in verdict
+    )
+
+
+def test_no_hint_spells_out_the_recipe() -> None:
+    cases: list[tuple[Any, object, int]] = [
+        (ch02.check_count_lines, stub_count_lines, 1),
+        (ch02.check_project_rules, stub_project_rules, 2),
+    ]
+    for check, stub, number in cases:
+        shown = str(check(stub))
+        assert "read_only=True" not in shown and "git status*" not in shown
+        for line in str(ch02.hint(number)).splitlines()[1:]:
+            assert line.strip() not in shown, line
+
+
+def test_hint_gives_each_recipe() -> None:
+    assert "ToolError" in str(ch02.hint(1)) and "errors=" in str(ch02.hint(1))
+    assert "bash(git status*)" in str(ch02.hint(2))
+
+
+EQUIVALENT_COUNT_LINES: dict[str, str] = {}  # every mutant behaves differently: none listed
+EQUIVALENT_PROJECT_RULES: dict[str, str] = {}
+
+
+def test_every_mutant_of_the_count_lines_solution_is_caught() -> None:
+    assert_exercise_caught("ch02", 1, EQUIVALENT_COUNT_LINES)
+
+
+def test_every_mutant_of_the_project_rules_solution_is_caught() -> None:
+    assert_exercise_caught("ch02", 2, EQUIVALENT_PROJECT_RULES)
 
 
 # --- exercise 1: count_lines -------------------------------------------------------------
@@ -118,6 +160,43 @@ def test_count_lines_that_counts_newlines_is_rejected() -> None:
 
     verdict = ch02.check_count_lines(slip)
     assert not verdict and "notes.txt" in str(verdict)
+
+
+def test_count_lines_that_crashes_on_a_file_that_is_not_utf8_is_rejected() -> None:
+    @tool(CountLinesInput, name="count_lines", read_only=True)
+    def slip(args: CountLinesInput, context: ToolContext) -> str:
+        "Count the lines of a text file in the workspace."
+        try:
+            real = context.workspace.resolve(args.path)
+        except PermissionError as error:
+            raise ToolError(str(error)) from None
+        if not real.is_file():
+            raise ToolError(f"file not found: {args.path}")
+        return f"{len(real.read_text(encoding='utf-8').splitlines())} lines"  # strict decoding
+
+    verdict = ch02.check_count_lines(slip)
+    assert not verdict and "latin1.txt" in str(verdict) and "UnicodeDecodeError" in str(verdict)
+
+
+def test_count_lines_that_says_a_file_is_not_utf8_passes() -> None:
+    """Either answer is right for a file that is not UTF-8: a count, or an error in words."""
+
+    @tool(CountLinesInput, name="count_lines", read_only=True)
+    def careful(args: CountLinesInput, context: ToolContext) -> str:
+        "Count the lines of a text file in the workspace."
+        try:
+            real = context.workspace.resolve(args.path)
+        except PermissionError as error:
+            raise ToolError(str(error)) from None
+        if not real.is_file():
+            raise ToolError(f"file not found: {args.path}")
+        try:
+            text = real.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise ToolError(f"{args.path} is not UTF-8 text; I count text files only") from None
+        return f"{len(text.splitlines())} lines"
+
+    assert ch02.check_count_lines(careful)
 
 
 def test_count_lines_that_is_not_read_only_is_rejected() -> None:
@@ -220,3 +299,17 @@ def test_plan_mode_is_rejected_for_denying_what_should_ask() -> None:
 def test_a_rule_set_that_is_not_permissions_is_told_so() -> None:
     verdict = ch02.check_project_rules(lambda: ["bash(git *)"])  # type: ignore[arg-type, return-value]
     assert not verdict and "not Permissions" in str(verdict)
+
+
+def test_a_mode_spelt_as_claude_code_spells_it_is_rejected() -> None:
+    """Claude Code's setting is "acceptEdits"; Permissions does not check a mode's name, and
+    behaves for one it does not know as in "default", so the rules alone would pass."""
+
+    def slip() -> Permissions:
+        rules = solutions.project_rules()
+        rules.mode = "acceptEdits"
+        return rules  # type: ignore[no-any-return]
+
+    verdict = ch02.check_project_rules(slip)
+    assert not verdict and "'acceptEdits'" in str(verdict)
+    assert "not one of the four modes" in str(verdict)

@@ -7,16 +7,30 @@ from typing import Any
 
 from harness import messages as m
 from harness.events import Event
-from harness.exercises import NotYet, exercise, forbid
+from harness.exercises import NotYet, exercise, forbid, hints
 from harness.loop import AgentConfig, BaseAgent, ModelRequest, Plugin
 from harness.model import ScriptedModel, reply, tool_call
 from harness.model.scripted import Reply
 
 _LIMIT_HINT = (
-    "count the turns (one model call each); after each reply that asks for tools, run them and "
-    "append the results, even in the last allowed turn; the run hit the limit only if the reply "
-    "of its last allowed turn still asked for tools."
+    "start from the chapter's agent_loop and change only how it repeats; then ask what the "
+    "conversation must look like when the limit, not the model, ends the run, and how the "
+    "loop can tell which of the two ended it."
 )
+_LIMIT_FIRST = (
+    "with a model that never stops (every reply asks for two tools) and max_turns=3, it should "
+    "make 3 model calls and return (messages, True): the prompt, then each reply followed by "
+    "its results, 7 messages."
+)
+_LIMIT_RECIPE = """\
+1. Copy agent_loop from the top of the chapter, and replace `while True:` with
+   `for _ in range(max_turns):` so that it makes at most max_turns model calls.
+2. Keep the body as it is: call the model, append the reply as
+   [block.model_dump(exclude_none=True) for block in response.content], and if
+   stop_reason != "tool_use" return (messages, False): the model finished in time.
+3. Otherwise run every tool_use block and append one user message with all the tool_result
+   blocks, even in the last allowed turn: the conversation stays valid for a next prompt.
+4. After the loop (every allowed turn still asked for tools), return (messages, True)."""
 
 Loop = Callable[[ScriptedModel, str, int], Any]
 
@@ -45,7 +59,31 @@ LIMIT_CASES: list[tuple[str, Callable[[], list[Reply]], int, int, bool]] = [
 ]
 
 
-@exercise("agent_loop_limited", _LIMIT_HINT)
+def _judge_blocks(case: str, messages: list[Any]) -> None:
+    """Each reply as the API takes it back, and each tool result carrying the tool's output."""
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict):
+                continue
+            empty = sorted(k for k, v in block.items() if v is None)
+            if message.get("role") == "assistant" and empty:
+                raise NotYet(
+                    f"{case}, a {block.get('type')} block of a reply went back with "
+                    f"{', '.join(f'{k}: None' for k in empty)}: the SDK's request types have no "
+                    "null for some of these fields (`caller`), and some endpoints refuse one "
+                    "with a 400.",
+                    "compare how your loop turns the reply's blocks into dicts with how the "
+                    "chapter's agent_loop does it.",
+                )
+            if block.get("type") == "tool_result" and not block.get("content"):
+                raise NotYet(
+                    f"{case}, the tool_result for {block.get('tool_use_id')} has no `content` "
+                    f"(its keys: {sorted(block)}): the model never sees what the tool returned."
+                )
+
+
+@exercise("agent_loop_limited", _LIMIT_HINT, first=_LIMIT_FIRST, number=1)
 def check_agent_loop_limited(agent_loop_limited: Loop) -> str:
     """Exercise 1: ``agent_loop_limited(model, prompt, max_turns)`` -> (messages, hit_limit)."""
     for what, script, max_turns, calls, limited in LIMIT_CASES:
@@ -64,6 +102,7 @@ def check_agent_loop_limited(agent_loop_limited: Loop) -> str:
             raise NotYet(f"{case}, the conversation it returned is {messages!r:.80}, not a list.")
         if problems := m.validate(messages):
             raise NotYet(f"{case}, the conversation is not valid: {problems[0]}")
+        _judge_blocks(case, messages)
         if len(messages) != 2 * calls + (1 if limited else 0):
             raise NotYet(
                 f"{case}, expected {2 * calls + (1 if limited else 0)} messages (the prompt, "
@@ -77,9 +116,23 @@ def check_agent_loop_limited(agent_loop_limited: Loop) -> str:
 
 
 _RECORD_HINT = (
-    "one of Plugin's three methods runs once for each reply that joins the conversation, "
-    "the last one included; give each instance its own list (set it in __init__)."
+    "reread the chapter's list of plug-in points: which one sees each reply that joins the "
+    "conversation, each run's last reply included, and no side request? And where does each "
+    "recorder get a list of its own?"
 )
+_RECORD_FIRST = (
+    "after a run of three replies (tool_use, tool_use, end_turn), recorder.seen should be "
+    "['tool_use', 'tool_use', 'end_turn']: one stop_reason per reply, the last one included."
+)
+_RECORD_RECIPE = """\
+1. In __init__, set self.seen = [] (a list written in the class body would be one list
+   shared by every StopReasons()).
+2. Override after_reply(self, agent, reply): the loop calls it once for each reply that joins
+   the conversation, each run's last reply included, and never for a side request sent
+   through agent.call.
+3. In it, self.seen.append(reply.stop_reason).
+(before_request runs before each request, so it never sees a run's last reply; call_model
+wraps every model call, side requests included.)"""
 
 
 class _Files:
@@ -109,7 +162,7 @@ def _drain(agent: BaseAgent, prompt: str) -> None:
         pass
 
 
-@exercise("StopReasons", _RECORD_HINT)
+@exercise("StopReasons", _RECORD_HINT, first=_RECORD_FIRST, number=2)
 def check_stop_reasons(StopReasons: Callable[[], Plugin]) -> str:
     """Exercise 2: a plugin whose ``seen`` lists every reply's ``stop_reason``, across runs."""
     recorder = StopReasons()
@@ -179,4 +232,6 @@ def _limited(agent: BaseAgent) -> None:
     _drain(agent, "Keep checking the files.")
 
 
-__all__ = ["LIMIT_CASES", "check_agent_loop_limited", "check_stop_reasons"]
+hint = hints(__name__, {1: _LIMIT_RECIPE, 2: _RECORD_RECIPE})
+
+__all__ = ["LIMIT_CASES", "check_agent_loop_limited", "check_stop_reasons", "hint"]
