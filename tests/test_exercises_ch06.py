@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import email.utils
+import inspect
 
 import anthropic
 
 from harness import recovery
 from harness.exercises import ch06
 from harness.recovery import RecoveryPolicy
+from tests.mutation import assert_exercise_caught
 from tests.solutions import load
 
 solutions = load("ch06")
@@ -212,3 +214,114 @@ def test_calling_classify_is_refused() -> None:
 
     verdict = ch06.check_should_retry(slip)
     assert not verdict and "classify" in str(verdict)
+
+
+def test_a_retry_rule_that_reads_too_long_in_the_message_is_rejected() -> None:
+    """The chapter's lesson: never classify by the message's words. "too long" is in a 504's
+    message as well as in a prompt too long's."""
+
+    def slip(error: anthropic.APIError) -> bool:
+        if "too long" in str(error):
+            return False
+        return solutions.should_retry(error)  # type: ignore[no-any-return]
+
+    verdict = ch06.check_should_retry(slip)
+    assert not verdict and "504" in str(verdict)
+
+
+def test_no_prompt_too_long_guard_when_x_should_retry_is_true_is_rejected() -> None:
+    def slip(error: anthropic.APIError) -> bool:
+        if isinstance(error, anthropic.APIConnectionError):
+            return True
+        if not isinstance(error, anthropic.APIStatusError):
+            return False
+        should = headers(error).get("x-should-retry")
+        if should in ("true", "false"):
+            return should == "true"
+        if "prompt is too long" in str(error.message):
+            return False
+        return error.status_code in (408, 409, 429) or error.status_code >= 500
+
+    verdict = ch06.check_should_retry(slip)
+    assert not verdict and "prompt too long with x-should-retry: true" in str(verdict)
+
+
+def test_an_x_should_retry_value_neither_true_nor_false_read_as_false_is_rejected() -> None:
+    def slip(error: anthropic.APIError) -> bool:
+        should = headers(error).get("x-should-retry")
+        if should is not None and "prompt is too long" not in str(error):
+            return should == "true"
+        return solutions.should_retry(error)  # type: ignore[no-any-return]
+
+    verdict = ch06.check_should_retry(slip)
+    assert not verdict and "'maybe'" in str(verdict)
+
+
+def test_an_x_should_retry_value_neither_true_nor_false_read_as_true_is_rejected() -> None:
+    def slip(error: anthropic.APIError) -> bool:
+        should = headers(error).get("x-should-retry")
+        if should is not None and "prompt is too long" not in str(error):
+            return should != "false"
+        return solutions.should_retry(error)  # type: ignore[no-any-return]
+
+    verdict = ch06.check_should_retry(slip)
+    assert not verdict and "x-should-retry: '1'" in str(verdict)
+
+
+def test_a_rule_that_crashes_on_an_error_it_does_not_know_names_the_case() -> None:
+    def slip(error: anthropic.APIError) -> bool:
+        if isinstance(error, anthropic.APIConnectionError):
+            return True
+        return error.status_code > 0 and solutions.should_retry(error)  # type: ignore[attr-defined,no-any-return]
+
+    verdict = ch06.check_should_retry(slip)
+    assert not verdict and "anthropic.APIError of no kind above your code raised" in str(verdict)
+
+
+def test_a_negative_wait_for_a_past_retry_after_date_is_rejected() -> None:
+    def slip(error: anthropic.APIError, attempt: int, now: float, jitter: float) -> float:
+        asked = headers(error)
+        if "retry-after-ms" in asked:
+            return max(0.0, float(asked["retry-after-ms"]) / 1000)
+        if "retry-after" in asked:
+            return seconds(asked["retry-after"], now)  # a past date gives a negative wait
+        return min(0.5 * 2 ** (attempt - 1), 32) * (1 + jitter)
+
+    verdict = ch06.check_wait_before_retry(slip)
+    assert not verdict and "in the past" in str(verdict) and "-30 s" in str(verdict)
+
+
+def test_a_wait_floored_at_one_second_is_rejected() -> None:
+    def slip(error: anthropic.APIError, attempt: int, now: float, jitter: float) -> float:
+        return max(1.0, solutions.wait_before_retry(error, attempt, now, jitter))  # type: ignore[no-any-return]
+
+    verdict = ch06.check_wait_before_retry(slip)
+    assert not verdict and "0.5 s" in str(verdict)
+
+
+def test_no_stub_verdict_holds_a_line_of_the_solution() -> None:
+    source = inspect.getsource(solutions)
+    lines = {line.strip() for line in source.splitlines() if len(line.strip()) > 12}
+    for verdict in (ch06.check_wait_before_retry(stub), ch06.check_should_retry(stub)):
+        text = str(verdict)
+        assert not [line for line in lines if line in text]
+        assert "ch06.hint(" in text
+
+
+def test_the_recipes_are_given_only_on_request() -> None:
+    assert "parsedate_to_datetime" in str(ch06.hint(1))
+    assert "x-should-retry" in str(ch06.hint(2))
+
+
+# -- mutation tests ------------------------------------------------------------------------------
+
+EQUIVALENT_WAIT: dict[str, str] = {}  # every mutant of wait_before_retry is caught by a case
+EQUIVALENT_RETRY: dict[str, str] = {}  # every mutant of should_retry is caught by a case
+
+
+def test_every_mutant_of_the_wait_solution_is_caught() -> None:
+    assert_exercise_caught("ch06", 1, EQUIVALENT_WAIT)
+
+
+def test_every_mutant_of_the_retry_solution_is_caught() -> None:
+    assert_exercise_caught("ch06", 2, EQUIVALENT_RETRY)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import random
 
 from harness import messages as m
@@ -9,6 +10,7 @@ from harness import tokens
 from harness.compaction.session_memory import keep_from
 from harness.exercises import ch07
 from harness.memory import ExtractionSchedule
+from tests.mutation import assert_exercise_caught
 from tests.solutions import load
 
 solutions = load("ch07")
@@ -155,3 +157,80 @@ def test_the_generated_conversations_are_valid_and_have_tool_pairs() -> None:
         messages = ch07.conversation(rng, rng.randint(1, 20))
         assert m.validate(messages) == []
     assert any(m.tool_results(msg) for msg in messages)
+
+
+def test_a_schedule_wrong_after_a_compaction_shrinks_the_context_is_rejected() -> None:
+    """The 10K floor applied to every extraction: right until a compaction leaves the context
+    under 10K, where SessionMemory counts growth from the smaller size."""
+
+    def slip(context: int, at_last: int | None, calls_since: int) -> bool:
+        if calls_since < 3 or context < 10_000:
+            return False
+        return at_last is None or context - at_last >= 5_000
+
+    verdict = ch07.check_due(slip)
+    assert not verdict and "compaction left 3,000 tokens" in str(verdict)
+
+
+def test_a_token_count_without_the_per_message_overhead_is_rejected() -> None:
+    def slip(messages: list[m.MessageDict], min_tokens: int, min_messages: int) -> int:
+        start, kept = len(messages), 0
+        while start > 0 and (kept < min_tokens or len(messages) - start < min_messages):
+            start -= 1
+            kept += tokens.estimate_content(messages[start]["content"])  # no overhead
+        while start > 0 and messages[start]["role"] == "user" and m.tool_results(messages[start]):
+            start -= 1
+        return start
+
+    verdict = ch07.check_cut_point(slip)
+    assert not verdict and "tokens by tokens.estimate_message" in str(verdict)
+
+
+def test_a_cut_that_stops_one_message_early_at_the_edge_is_rejected() -> None:
+    def slip(messages: list[m.MessageDict], min_tokens: int, min_messages: int) -> int:
+        start, kept = len(messages), 0
+        while start > 0 and (kept < min_tokens - 1 or len(messages) - start < min_messages):
+            start -= 1
+            kept += tokens.estimate_message(messages[start])
+        while start > 0 and messages[start]["role"] == "user" and m.tool_results(messages[start]):
+            start -= 1
+        return start
+
+    verdict = ch07.check_cut_point(slip)
+    assert not verdict and "fewer than asked for" in str(verdict)
+
+
+def test_no_stub_verdict_holds_a_line_of_the_solution() -> None:
+    source = inspect.getsource(solutions)
+    lines = {line.strip() for line in source.splitlines() if len(line.strip()) > 12}
+    for verdict in (ch07.check_due(stub), ch07.check_cut_point(stub)):
+        text = str(verdict)
+        assert not [line for line in lines if line in text]
+        assert "ch07.hint(" in text
+
+
+# -- mutation tests ------------------------------------------------------------------------------
+
+EQUIVALENT_DUE: dict[str, str] = {}  # every mutant of due is caught by a case
+
+# In a valid conversation (every one tier 2 cuts, and every one the check generates) the first
+# message is the user's prompt, with no tool results, and the second is the assistant's reply:
+# roles alternate from a user message. So the second walk back, which only moves past a user
+# message holding tool results, never moves at index 0 or at index 1, and these guards on it
+# change nothing.
+EQUIVALENT_CUT: dict[str, str] = {
+    "line 24: `start > 0` → `start >= 0`": "at start 0 the walk stops anyway: messages[0] is "
+    "the first user prompt, which holds no tool results",
+    "line 24: `0` → `1`": "stopping at 1 instead of 0 changes nothing: messages[1] is the "
+    "assistant's reply, never a user message with tool results",
+    "line 24: `0` → `-1`": "the same as `start >= 0`: at start 0 the walk stops anyway, "
+    "messages[0] holds no tool results",
+}
+
+
+def test_every_mutant_of_the_due_solution_is_caught() -> None:
+    assert_exercise_caught("ch07", 1, EQUIVALENT_DUE)
+
+
+def test_every_mutant_of_the_cut_point_solution_is_caught() -> None:
+    assert_exercise_caught("ch07", 2, EQUIVALENT_CUT)

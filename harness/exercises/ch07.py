@@ -36,10 +36,12 @@ _DUE_HINT = (
     "one, and a condition on tool calls that holds for both; read the chapter's table of "
     "observed numbers again."
 )
-_DUE_RECIPE = (
-    "first `if calls_since < 3: return False`; then, with no extraction yet (at_last is None), "
-    "`context >= 10_000`; after one, `context - at_last >= 5_000`."
-)
+_DUE_RECIPE = """\
+1. if calls_since < 3: return False (both kinds of extraction wait for 3 tool calls).
+2. if at_last is None (no extraction yet): return context >= 10_000.
+3. Otherwise return context - at_last >= 5_000: the growth since the last extraction counts,
+   not the size. (After a compaction SessionMemory sets at_last to the smaller size, so growth
+   counts from there.)"""
 _DUE_FIRST = "due(9_999, None, 3) should be False: the first extraction waits for 10,000 tokens."
 
 # (context, at_last, calls_since, expected, why)
@@ -54,6 +56,14 @@ _DUE_CASES: list[tuple[int, int | None, int, bool, str]] = [
     (12_000, 11_000, 9, False, "after the first, it is growth that counts, not the size"),
     (9_000, 20_000, 9, False, "the context shrank (a compaction): no growth"),
     (40_000, 20_000, 12, True, "20,000 tokens of growth, 12 calls: due"),
+    (
+        8_000,
+        3_000,
+        4,
+        True,
+        "a compaction left 3,000 tokens and SessionMemory counts growth from there: 5,000 of "
+        "growth is due, though the context is under 10,000",
+    ),
 ]
 
 
@@ -121,19 +131,22 @@ def check_due(due: Callable[[int, int | None, int], Any]) -> str:
 # -- exercise 2: where tier 2 cuts --------------------------------------------------------------
 
 _CUT_HINT = (
-    "walk back from the end, adding up tokens.estimate_message(...), until both minimums are "
-    "met; then make sure the first message you keep does not answer a tool call you cut."
+    "count what you keep from the end backwards, each message as tokens.estimate_message counts "
+    "it (its overhead included), and stop as soon as both minimums hold, not one message "
+    "before or after; then think about what a tool result needs in front of it."
 )
 _CUT_FIRST = (
     "cut_point([user 'Hello.', assistant 'Hi.'], 10_000, 5) should be 0: everything is recent, "
     "so everything is kept."
 )
-_CUT_RECIPE = (
-    "start = len(messages), kept = 0; while start > 0 and (kept < min_tokens or "
-    "len(messages) - start < min_messages): start -= 1 and add "
-    "tokens.estimate_message(messages[start]) to kept. Then, while start > 0 and "
-    "messages[start] is a user message with tool results (m.tool_results(...)), start -= 1."
-)
+_CUT_RECIPE = """\
+1. start = len(messages) and kept = 0: nothing kept yet, 0 tokens.
+2. While start > 0 and (kept < min_tokens or len(messages) - start < min_messages):
+   start -= 1, then kept += tokens.estimate_message(messages[start]).
+3. Then, while start > 0 and messages[start] is a user message with tool results
+   (messages[start]["role"] == "user" and m.tool_results(messages[start])): start -= 1, so the
+   reply whose calls they answer is kept too.
+4. Return start."""
 
 
 def conversation(rng: random.Random, rounds: int) -> list[m.MessageDict]:
@@ -161,6 +174,31 @@ def conversation(rng: random.Random, rounds: int) -> list[m.MessageDict]:
     return out
 
 
+def _on_the_edge(rng: random.Random) -> list[tuple[list[m.MessageDict], int, int]]:
+    """Cases whose ``min_tokens`` is exactly what the last k messages hold, and one more.
+
+    Each message counts as ``tokens.estimate_message`` counts it (its overhead included), so a
+    count that leaves out a message's overhead, or starts from anything but 0, or stops one
+    message early or late, keeps a different number of messages here.
+    """
+    cases: list[tuple[list[m.MessageDict], int, int]] = []
+    while len(cases) < 16:
+        messages = conversation(rng, rng.randint(3, 20))
+        sizes = [tokens.estimate_message(msg) for msg in messages]
+        ends = [
+            k
+            for k in range(2, len(messages))
+            if not m.tool_results(messages[len(messages) - k])  # not moved back: a clean edge
+        ]
+        if not ends:
+            continue
+        k = rng.choice(ends)
+        held = sum(sizes[len(messages) - k :])
+        cases.append((messages, held, 1))  # exactly enough: keep k messages
+        cases.append((messages, held + 1, 1))  # one token short: keep one more
+    return cases
+
+
 def _cases() -> list[tuple[list[m.MessageDict], int, int]]:
     rng = random.Random(7)
     cases: list[tuple[list[m.MessageDict], int, int]] = [
@@ -169,7 +207,7 @@ def _cases() -> list[tuple[list[m.MessageDict], int, int]]:
     for _ in range(60):
         messages = conversation(rng, rng.randint(1, 30))
         cases.append((messages, rng.choice([0, 500, 2_000, 10_000]), rng.choice([1, 2, 5, 8])))
-    return cases
+    return cases + _on_the_edge(random.Random(11))
 
 
 @exercise("cut_point", _CUT_HINT, first=_CUT_FIRST, number=2)
@@ -213,10 +251,11 @@ def check_cut_point(cut_point: Callable[[list[m.MessageDict], int, int], Any]) -
                     "were cut."
                 )
             if got != want:
+                held = sum(tokens.estimate_message(msg) for msg in messages[want:])
                 raise NotYet(
-                    f"{where}; keep from {want} (the cut nearest the end that holds enough "
-                    "tokens and messages, moved back only to keep tool calls with their "
-                    "results)."
+                    f"{where} ({size:,} tokens by tokens.estimate_message); keep from {want} "
+                    f"({held:,} tokens): the cut nearest the end that holds enough tokens and "
+                    "messages, moved back only to keep tool calls with their results."
                 )
     return (
         f"{len(cases)} generated conversations: your cut keeps enough tokens and messages, "

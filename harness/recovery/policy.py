@@ -1,7 +1,7 @@
 """The recovery policy: how many attempts, how long to wait, when to fall back or escalate.
 
 :class:`RecoveryPolicy` holds what :class:`~harness.recovery.plugin.Recovery` does, as numbers,
-with Claude Code's (observed) as the defaults, and two policies to compare it with: the SDK's
+with Claude Code's (observed) as the defaults but one, and two policies to compare it with: the SDK's
 own retries and a naive retry loop. :data:`CONTINUATION_PROMPT` is what the model is told when
 a cut reply is kept and it is asked to go on.
 """
@@ -22,12 +22,14 @@ CONTINUATION_PROMPT = (
 
 
 class RecoveryPolicy(BaseModel):
-    """What :class:`Recovery` does, as numbers. The defaults are Claude Code's (observed)."""
+    """What :class:`Recovery` does, as numbers. The defaults are Claude Code's (observed), but
+    for ``max_attempts``: Claude Code retries 10 times after the first call (11 attempts); ours
+    counts attempts, 10 with the first (our choice, one retry fewer)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     max_attempts: int = Field(10, ge=1)
-    """Attempts per model call, the first included."""
+    """Attempts per model call, the first included (Claude Code: 11, 10 of them retries)."""
     base_delay: float = Field(0.5, gt=0)
     """Seconds before the 2nd attempt; doubled for each one after."""
     max_delay: float = Field(32.0, gt=0)
