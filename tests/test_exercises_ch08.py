@@ -6,9 +6,13 @@ from harness import messages as m
 from harness.exercises import ch08
 from harness.loop import INTERRUPTED
 from harness.transcript import Entry, from_entries, repair
-from tests.solutions import load
+from tests.mutation import assert_exercise_caught
+from tests.solutions import SOLUTIONS, load
 
 solutions = load("ch08")
+
+EQUIVALENT_PATH: dict[str, str] = {}  # mutants that behave like the solution, and why
+EQUIVALENT_ANSWER: dict[str, str] = {}
 
 
 def stub(*args: object) -> None:
@@ -25,6 +29,29 @@ def test_the_stubs_are_told_not_yet_with_a_hint() -> None:
         assert not verdict
         assert str(verdict).startswith("not yet: ")
         assert "stub" in str(verdict) and "\nhint: " in str(verdict)
+        assert "first case: " in str(verdict) and "stuck? ch08.hint(" in str(verdict)
+
+
+def test_no_not_yet_of_a_stub_holds_a_line_of_the_solution_or_the_recipe() -> None:
+    lines = [
+        line.strip()
+        for line in (SOLUTIONS / "ch08.py").read_text().splitlines()
+        if len(line.strip()) > 12 and not line.strip().startswith(("def ", '"""', "from "))
+    ]
+    for n, verdict in (
+        (1, ch08.check_latest_leaf_path(stub)),
+        (2, ch08.check_answer_unresolved(stub)),
+    ):
+        assert ch08.hint(n).text not in str(verdict)
+        assert [line for line in lines if line in str(verdict)] == []
+
+
+def test_every_mutant_of_the_path_solution_is_caught() -> None:
+    assert_exercise_caught("ch08", 1, EQUIVALENT_PATH)
+
+
+def test_every_mutant_of_the_answer_solution_is_caught() -> None:
+    assert_exercise_caught("ch08", 2, EQUIVALENT_ANSWER)
 
 
 # -- exercise 1: the path a resume follows ------------------------------------------------------
@@ -109,6 +136,70 @@ def test_a_walk_that_follows_the_sidechain_is_rejected() -> None:
     assert not verdict and "sidechain" in str(verdict)
 
 
+def test_starting_from_the_newest_assistant_entry_is_rejected() -> None:
+    """A crash while the model was thinking leaves the user's prompt as the newest message."""
+
+    def slip(entries: list[Entry]) -> list[str]:
+        by_uuid = {e.uuid: e for e in entries if e.uuid}
+        replies = [e for e in entries if e.type == "assistant" and not e.is_sidechain]
+        path, current = [], replies[-1] if replies else None
+        while current is not None:
+            path.append(str(current.uuid))
+            current = by_uuid.get(current.parent_uuid)
+        return path[::-1]
+
+    verdict = ch08.check_latest_leaf_path(slip)
+    assert not verdict and "ends on your prompt" in str(verdict)
+
+
+def test_a_walk_that_crashes_on_a_missing_parent_is_rejected() -> None:
+    def slip(entries: list[Entry]) -> list[str]:
+        by_uuid = {e.uuid: e for e in entries if e.uuid}
+        messages = [e for e in entries if e.type in ("user", "assistant") and not e.is_sidechain]
+        if not messages:
+            return []
+        path, current = [], messages[-1]
+        while True:
+            path.append(str(current.uuid))
+            if current.parent_uuid is None:
+                return path[::-1]
+            current = by_uuid[current.parent_uuid]
+
+    verdict = ch08.check_latest_leaf_path(slip)
+    assert not verdict and "a lost line" in str(verdict) and "KeyError" in str(verdict)
+    assert "must not fail" in str(verdict)
+
+
+def test_a_walk_that_stops_at_a_missing_parent_or_bridges_it_passes() -> None:
+    """Both are right: the exercise stops; the loader goes on from the entry written before."""
+
+    def bridging(entries: list[Entry]) -> list[str]:
+        return [str(e.uuid) for e in from_entries(list(entries)).chain]
+
+    for name, entries in ch08.fixtures().items():
+        assert solutions.latest_leaf_path(entries) in ch08.accepted(name, entries)
+        assert bridging(entries) in ch08.accepted(name, entries)
+    lost = ch08.fixtures()[ch08.LOST]
+    assert ch08.accepted(ch08.LOST, lost) == [
+        ["a2", "u3", "a3"],
+        ["u1", "a1", "a2", "u3", "a3"],
+    ]
+
+
+def test_a_walk_that_fails_on_a_transcript_with_no_message_is_rejected() -> None:
+    def slip(entries: list[Entry]) -> list[str]:
+        by_uuid = {e.uuid: e for e in entries if e.uuid}
+        messages = [e for e in entries if e.type in ("user", "assistant") and not e.is_sidechain]
+        path, current = [], messages[-1]
+        while current is not None:
+            path.append(str(current.uuid))
+            current = by_uuid.get(current.parent_uuid)
+        return path[::-1]
+
+    verdict = ch08.check_latest_leaf_path(slip)
+    assert not verdict and "no message yet" in str(verdict) and "IndexError" in str(verdict)
+
+
 def test_calling_the_loader_is_refused() -> None:
     def shortcut(entries: list[Entry]) -> list[str]:
         return [str(e.uuid) for e in from_entries(list(entries)).chain]
@@ -125,6 +216,9 @@ def test_the_fixtures_agree_with_the_loader_on_what_each_one_tests() -> None:
     assert paths["progress entries in the chain and at the end"] == ["u1", "p1", "a1", "u2", "a2"]
     assert paths["a compact boundary"] == ["b1", "s1", "a2"]
     assert paths["a sidechain after the main chain"] == ["u1", "a1", "u2", "a2"]
+    assert paths[ch08.PROMPT] == ["u1", "a1", "u2", "a2", "u3"]
+    assert paths[ch08.LOST] == ["u1", "a1", "a2", "u3", "a3"]
+    assert paths[ch08.EMPTY] == []
 
 
 # -- exercise 2: answer the calls a crash cut off -----------------------------------------------
@@ -195,6 +289,35 @@ def test_changing_the_given_list_is_rejected() -> None:
 
     verdict = ch08.check_answer_unresolved(slip)
     assert not verdict and "changed the messages" in str(verdict)
+
+
+def test_answering_the_last_reply_even_after_its_results_is_rejected() -> None:
+    """Looking for the last assistant message, not at the last message: a crash after the
+    results were written gets its calls answered twice."""
+
+    def slip(messages: list[m.MessageDict]) -> list[m.MessageDict]:
+        replies = [msg for msg in messages if msg["role"] == "assistant"]
+        if not replies or not m.tool_uses(replies[-1]):
+            return list(messages)
+        results = [
+            m.tool_result(u["id"], INTERRUPTED, is_error=True) for u in m.tool_uses(replies[-1])
+        ]
+        return [*messages, m.user(results)]
+
+    verdict = ch08.check_answer_unresolved(slip)
+    assert not verdict and "answered already" in str(verdict)
+
+
+def test_failing_on_an_empty_conversation_is_rejected() -> None:
+    def slip(messages: list[m.MessageDict]) -> list[m.MessageDict]:
+        last = messages[-1]
+        if last["role"] != "assistant" or not m.tool_uses(last):
+            return list(messages)
+        results = [m.tool_result(u["id"], INTERRUPTED, is_error=True) for u in m.tool_uses(last)]
+        return [*messages, m.user(results)]
+
+    verdict = ch08.check_answer_unresolved(slip)
+    assert not verdict and "an empty conversation" in str(verdict) and "IndexError" in str(verdict)
 
 
 def test_calling_repair_is_refused() -> None:

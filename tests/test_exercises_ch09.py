@@ -8,9 +8,13 @@ import json
 from harness import messages as m
 from harness.approvals import PendingToolCall, call_hash
 from harness.exercises import ch09
-from tests.solutions import load
+from tests.mutation import assert_exercise_caught
+from tests.solutions import SOLUTIONS, load
 
 solutions = load("ch09")
+
+EQUIVALENT_RULE: dict[str, str] = {}  # mutants that behave like the solution, and why
+EQUIVALENT_BOUND: dict[str, str] = {}
 
 
 def stub(*args: object) -> None:
@@ -27,6 +31,28 @@ def test_the_stubs_are_told_not_yet_with_a_hint() -> None:
         assert not verdict
         assert str(verdict).startswith("not yet: ")
         assert "stub" in str(verdict) and "\nhint: " in str(verdict)
+        assert "first case: " in str(verdict) and "stuck? ch09.hint(" in str(verdict)
+
+
+def test_no_not_yet_of_a_stub_holds_a_line_of_the_solution_or_the_recipe() -> None:
+    lines = [
+        line.strip()
+        for line in (SOLUTIONS / "ch09.py").read_text().splitlines()
+        if len(line.strip()) > 12 and not line.strip().startswith(("def ", '"""', "from "))
+    ]
+    for n, verdict in ((1, ch09.check_decide_rule(stub)), (2, ch09.check_bound(stub))):
+        assert ch09.hint(n).text not in str(verdict)
+        assert [line for line in lines if line in str(verdict)] == []
+        for code in ("return (", "hashlib", "json.dumps", "sort_keys", "== snapshot"):
+            assert code not in str(verdict)
+
+
+def test_every_mutant_of_the_rule_solution_is_caught() -> None:
+    assert_exercise_caught("ch09", 1, EQUIVALENT_RULE)
+
+
+def test_every_mutant_of_the_bound_solution_is_caught() -> None:
+    assert_exercise_caught("ch09", 2, EQUIVALENT_BOUND)
 
 
 def test_the_expected_rule_covers_every_state_and_follows_the_store() -> None:
@@ -101,6 +127,44 @@ def test_treating_an_expired_row_as_decided_is_rejected() -> None:
     assert not verdict and "a row expired" in str(verdict)
 
 
+def test_letting_time_expire_an_approved_row_on_a_second_answer_is_rejected() -> None:
+    """An approved call that was not applied in time does expire, but at the claim: a second
+    answer to it is still a double click or a conflict."""
+
+    def slip(state: str, expired: bool, approve: bool, recorded: bool | None) -> object:
+        if state in ("pending", "approved") and expired:
+            return ("expired", 410)
+        return solutions.decide_rule(state, expired, approve, recorded)
+
+    verdict = ch09.check_decide_rule(slip)
+    assert not verdict and "a row approved (it was approved), its time is up" in str(verdict)
+    assert "not for a second answer" in str(verdict)
+
+
+def test_a_time_that_makes_every_late_answer_a_410_is_rejected() -> None:
+    """Time matters after the decision: the state is kept, but the answer is refused as late."""
+
+    def slip(state: str, expired: bool, approve: bool, recorded: bool | None) -> object:
+        if state not in ("pending", "expired") and expired:
+            return (state, 410)
+        return solutions.decide_rule(state, expired, approve, recorded)
+
+    verdict = ch09.check_decide_rule(slip)
+    assert not verdict and "410" in str(verdict) and "time is up" in str(verdict)
+
+
+def test_a_rule_that_ignores_the_recorded_decision_on_an_applied_row_is_rejected() -> None:
+    """Reading the decision from the state: an applied (or applying) row may hold either."""
+
+    def slip(state: str, expired: bool, approve: bool, recorded: bool | None) -> object:
+        if state in ("pending", "expired"):
+            return solutions.decide_rule(state, expired, approve, recorded)
+        return (state, None if approve else 409)
+
+    verdict = ch09.check_decide_rule(slip)
+    assert not verdict and "it was rejected" in str(verdict)
+
+
 def test_returning_only_the_state_is_rejected() -> None:
     def slip(state: str, expired: bool, approve: bool, recorded: bool | None) -> object:
         return solutions.decide_rule(state, expired, approve, recorded)[0]
@@ -165,6 +229,54 @@ def test_a_hash_with_escaped_accents_is_rejected() -> None:
 
     verdict = ch09.check_bound(slip)
     assert not verdict and "the approved call: it is the call that was approved" in str(verdict)
+
+
+def test_comparing_the_call_id_only_is_rejected() -> None:
+    def slip(snapshot: PendingToolCall, use: m.Block) -> bool:
+        return bool(use.get("id") == snapshot.tool_use_id)
+
+    verdict = ch09.check_bound(slip)
+    assert not verdict and "the amount changed: it is not the call" in str(verdict)
+    assert "every field of it" in str(verdict)
+
+
+def test_hashing_under_the_snapshots_tool_name_is_rejected() -> None:
+    """The name in the hash must be the call's: with the snapshot's, any tool passes."""
+
+    def slip(snapshot: PendingToolCall, use: m.Block) -> bool:
+        text = json.dumps(use["input"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return (
+            use["id"] == snapshot.tool_use_id and digest(snapshot.tool, text) == snapshot.call_hash
+        )
+
+    verdict = ch09.check_bound(slip)
+    assert not verdict and "another tool, same input" in str(verdict)
+    assert "which name goes into your hash" in str(verdict)
+
+
+def test_comparing_the_id_and_the_name_only_is_rejected() -> None:
+    def slip(snapshot: PendingToolCall, use: m.Block) -> bool:
+        return bool(use["id"] == snapshot.tool_use_id and use["name"] == snapshot.tool)
+
+    verdict = ch09.check_bound(slip)
+    assert not verdict and "the amount changed" in str(verdict)
+
+
+def test_comparing_canonical_texts_without_hashing_passes() -> None:
+    """Not a slip: the snapshot's input matches its hash (parse checks it), so comparing the
+    canonical JSON texts and the name is the same test."""
+
+    def other_way(snapshot: PendingToolCall, use: m.Block) -> bool:
+        def text(value: object) -> str:
+            return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+        return bool(
+            use["id"] == snapshot.tool_use_id
+            and use["name"] == snapshot.tool
+            and text(use["input"]) == text(snapshot.input)
+        )
+
+    assert ch09.check_bound(other_way)
 
 
 def test_calling_the_packages_hash_is_refused() -> None:

@@ -9,7 +9,7 @@ from harness.transcript import Entry
 
 def latest_leaf_path(entries: list[Entry]) -> list[str]:
     """Exercise 1: the uuids from a root (or the compact boundary) to the newest message."""
-    by_uuid = {e.uuid: e for e in entries if e.uuid}
+    by_uuid: dict[str | None, Entry] = {e.uuid: e for e in entries if e.uuid}
     messages = [
         e for e in entries if e.type in ("user", "assistant") and e.uuid and not e.is_sidechain
     ]
@@ -19,7 +19,7 @@ def latest_leaf_path(entries: list[Entry]) -> list[str]:
     current: Entry | None = messages[-1]
     while current is not None and current.uuid is not None and current.uuid not in path:
         path.append(current.uuid)
-        current = by_uuid.get(current.parent_uuid) if current.parent_uuid else None
+        current = by_uuid.get(current.parent_uuid)  # None at a root, or a lost parent
     return path[::-1]
 
 

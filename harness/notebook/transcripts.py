@@ -1,8 +1,10 @@
 """What chapter 08 uses to show transcripts and resume: the workflow step, a broken runner,
 a crash inside a tool, a broken index, and the chain drawn as a graph.
 
-* The workflow step (seed 000): a developer step that works for many turns and must end its
-  answer with YAML frontmatter between two ``---`` lines. :func:`developer_script` is its
+* The workflow step, modelled on a post-mortem of a workflow runner's resume (a runner that
+  resumed a step's session only once the step was validated, so a failed format check threw
+  away all of the step's finished work): a developer step that works for many turns and must
+  end its answer with YAML frontmatter between two ``---`` lines. :func:`developer_script` is its
   scripted model (chapter 04's coding session, then an answer with no frontmatter);
   :func:`frontmatter_problem` is the workflow's check; :func:`answers_corrections` makes a
   scripted model answer :func:`harness.resume.correction_prompt` with the right format.
@@ -46,7 +48,7 @@ from harness.tools import ToolContext, tool
 from harness.tools.base import Tool
 from harness.transcript import BadLine, Entry, Session, Transcript
 
-# -- the workflow step (seed 000) ---------------------------------------------------------------
+# -- the workflow step -------------------------------------------------------------------------
 
 STEP_PROMPT = (
     "Check that every module rounds amounts to cents the same way, fix what does not, and "
@@ -114,7 +116,7 @@ def naive_run_step(
     sessions: Sessions,
     validated: set[str],
 ) -> tuple[str, bool, list[Event]]:
-    """THE BROKEN RUNNER (seed 000's bug, for the chapter to show; do not copy it).
+    """THE BROKEN RUNNER (the bug of a workflow runner's post-mortem; do not copy it).
 
     It resumes the step's session only if ``validated`` (the workflow's record of steps whose
     output passed the check) holds the step. A step that did all its work and then failed
@@ -189,13 +191,14 @@ def ledger_tool(ledger: Ledger) -> Tool[StepInput]:
     return do_step
 
 
-# -- the broken index (seed 002) ----------------------------------------------------------------
+# -- the broken index --------------------------------------------------------------------------
 
 
 def naive_bind(sessions: Sessions, name: str, session_id: str) -> None:
     """THE BROKEN INDEX: point ``name`` (and ``latest``) at ``session_id`` at once, whether or
     not its transcript is on disk yet. A crash before the transcript is flushed leaves a
-    pointer to nothing."""
+    pointer to nothing. (The fix, a flush gate before a session binding is persisted, is the
+    one a reviewed pull request in an agent gateway made.)"""
     index = sessions.index()
     index[name] = session_id
     index["latest"] = session_id
