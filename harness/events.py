@@ -51,7 +51,14 @@ class AssistantReplied(Event):
             elif block.type == "tool_use":
                 parts.append(f"[{block.name}]")
         usage = self.message.usage
-        counts = f"in {usage.input_tokens:,}, out {usage.output_tokens:,}"
+        read = usage.cache_read_input_tokens or 0
+        written = usage.cache_creation_input_tokens or 0
+        # The whole prompt: the API's input_tokens counts only what came after the last cache
+        # breakpoint, which is 0 when the cache covers the prompt ("in 0" reads as a bug).
+        counts = f"in {usage.input_tokens + read + written:,}"
+        if read or written:
+            counts += f" ({read:,} read from the cache, {written:,} written to it)"
+        counts += f", out {usage.output_tokens:,}"
         return (
             f"← reply {self.turn}: {' '.join(parts) or '(empty)'}  "
             f"(stop: {self.message.stop_reason}; {counts})"

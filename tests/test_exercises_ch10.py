@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from harness import messages as m
-from harness.events import Event, MaxTurnsReached, TurnEnded
+from harness.events import Event, MaxTurnsReached, ToolFinished, TurnEnded
 from harness.exercises import ch10
 from harness.fork import fork_messages
-from harness.subagents import outcome
+from harness.recovery import GaveUp
+from harness.subagents import BudgetSpent, outcome
+from tests.mutation import assert_exercise_caught
 from tests.solutions import load
 
 solutions = load("ch10")
@@ -26,6 +28,40 @@ def test_the_stubs_are_told_not_yet_with_a_hint() -> None:
         assert not verdict
         assert str(verdict).startswith("not yet: ")
         assert "stub" in str(verdict) and "\nhint: " in str(verdict)
+
+
+def test_the_stubs_hear_the_first_case_and_where_the_recipe_is() -> None:
+    for n, verdict in enumerate(
+        (ch10.check_status_of(stub), ch10.check_fork_messages_for(stub)), start=1
+    ):
+        assert "first case: " in str(verdict)
+        assert f"stuck? ch10.hint({n}) shows one way" in str(verdict)
+
+
+def test_no_not_yet_holds_a_line_of_a_solution() -> None:
+    """The nudges say where to look; the recipes come only from ch10.hint(n)."""
+    for verdict in (ch10.check_status_of(stub), ch10.check_fork_messages_for(stub)):
+        for code in ("events[-1]", "list(parent_messages)", "m.tool_uses(last)", "PLACEHOLDER"):
+            assert code not in str(verdict)
+    assert "events[-1]" in str(ch10.hint(1)) and "m.tool_uses(last)" in str(ch10.hint(2))
+
+
+EQUIVALENT_STATUS: dict[str, str] = {}  # mutants of status_of that behave like it, and why
+
+EQUIVALENT_FORK: dict[str, str] = {  # mutants of fork_messages_for that behave like it, and why
+    "line 34: `m.tool_uses(last) if last['role'] == 'assistant' else []` → its `if` part always": (
+        "m.tool_uses of a user message is [] as well: a user message holds no tool_use blocks "
+        "(the API refuses one that does), so asking it for its calls finds none"
+    ),
+}
+
+
+def test_every_mutant_of_the_status_of_solution_is_caught() -> None:
+    assert_exercise_caught("ch10", 1, EQUIVALENT_STATUS)
+
+
+def test_every_mutant_of_the_fork_messages_for_solution_is_caught() -> None:
+    assert_exercise_caught("ch10", 2, EQUIVALENT_FORK)
 
 
 def test_the_status_cases_cover_every_status() -> None:
@@ -73,6 +109,72 @@ def test_any_turn_end_as_complete_is_rejected() -> None:
         return "complete" if isinstance(events[-1], TurnEnded) else "partial"
 
     assert not ch10.check_status_of(slip)
+
+
+def test_the_last_turn_ended_instead_of_the_last_event_is_rejected() -> None:
+    """The wrong answer the issue found passing: it looks back for the last TurnEnded, so a
+    child stopped by an API error after an earlier answer reads as complete."""
+
+    def slip(events: list[Event]) -> str:
+        for event in reversed(events):
+            if isinstance(event, TurnEnded):
+                return str(solutions.status_of([event]))
+            if isinstance(event, (MaxTurnsReached, BudgetSpent)):
+                return "partial"
+        return "failed"
+
+    verdict = ch10.check_status_of(slip)
+    assert not verdict and "API error" in str(verdict) and "'failed'" in str(verdict)
+    assert "two runs" in str(verdict)  # the nudge for a list with two endings
+
+
+def test_an_api_error_read_as_partial_is_rejected() -> None:
+    def slip(events: list[Event]) -> str:
+        if events and isinstance(events[-1], GaveUp):
+            return "partial"  # "it did some work, so it is partial"
+        return str(solutions.status_of(events))
+
+    verdict = ch10.check_status_of(slip)
+    assert not verdict and "GaveUp" in str(verdict)
+
+
+def test_any_turn_limit_in_the_events_as_partial_is_rejected() -> None:
+    def slip(events: list[Event]) -> str:
+        if any(isinstance(e, (MaxTurnsReached, BudgetSpent)) for e in events):
+            return "partial"
+        return str(solutions.status_of(events))
+
+    verdict = ch10.check_status_of(slip)
+    assert not verdict and "follow-up that answered" in str(verdict)
+
+
+def test_any_cut_reply_in_the_events_as_partial_is_rejected() -> None:
+    def slip(events: list[Event]) -> str:
+        cut = ("max_tokens", "model_context_window_exceeded", "pause_turn")
+        if any(isinstance(e, TurnEnded) and e.stop_reason in cut for e in events):
+            return "partial"
+        return str(solutions.status_of(events))
+
+    assert not ch10.check_status_of(slip)
+
+
+def test_any_answer_in_the_events_as_complete_is_rejected() -> None:
+    def slip(events: list[Event]) -> str:
+        if any(isinstance(e, TurnEnded) and e.stop_reason == "end_turn" for e in events):
+            return "complete"
+        return str(solutions.status_of(events))
+
+    assert not ch10.check_status_of(slip)
+
+
+def test_a_failed_tool_as_a_failed_child_is_rejected() -> None:
+    def slip(events: list[Event]) -> str:
+        if any(isinstance(e, ToolFinished) and e.is_error for e in events):
+            return "failed"
+        return str(solutions.status_of(events))
+
+    verdict = ch10.check_status_of(slip)
+    assert not verdict and "read failed" in str(verdict)
 
 
 def test_calling_the_packages_outcome_is_refused() -> None:

@@ -419,3 +419,8 @@ def test_a_rule_decision_is_reported_with_its_rule(tmp_path: Path) -> None:
     (decided,) = decisions(agent.run("go"))
 
     assert decided == PermissionDecided(decided.tool_use_id, "note", "allow", "allow rule note")
+
+
+def test_a_misspelt_mode_is_refused_with_the_modes_there_are() -> None:
+    with pytest.raises(ValueError, match="unknown permission mode 'acceptEdits': use one of"):
+        Permissions(mode="acceptEdits")  # type: ignore[arg-type]

@@ -2,7 +2,9 @@
 
 Exercise 1 checks the learner's ``status_of(events)`` against
 :func:`harness.subagents.outcome` on the ways a child's run can end: a final answer, a
-reply cut short, its turn limit, its token budget, a refusal, a run that never started.
+reply cut short, its turn limit, its token budget, a refusal, an API error, a run that never
+started; then on the events of a child's runs one after another (a child resumed with a
+follow-up), where only how the last run ended counts.
 Exercise 2 checks ``fork_messages_for(parent_messages, directive)``: three siblings built
 from one parent conversation must be valid, answer every pending call with one identical
 placeholder, end on their directive, leave the parent's list alone, and share their
@@ -28,7 +30,8 @@ from harness.events import (
     ToolStarted,
     TurnEnded,
 )
-from harness.exercises import NotYet, exercise, forbid, refers_to
+from harness.exercises import NotYet, exercise, forbid, hints, refers_to
+from harness.recovery import GaveUp, Retrying
 from harness.subagents import BudgetSpent, Fork, fork, outcome, prefix_report
 from harness.subagents import capsule as capsule_module
 from harness.subagents import children as children_module
@@ -36,55 +39,116 @@ from harness.subagents import children as children_module
 # -- exercise 1: complete, partial or failed ---------------------------------------------------
 
 _STATUS_HINT = (
-    "look at the last event only (none at all: 'failed'). TurnEnded: 'partial' if its "
-    "stop_reason is 'max_tokens', 'model_context_window_exceeded' or 'pause_turn' (the reply "
-    "was cut), 'failed' if it is 'refusal', else 'complete'. MaxTurnsReached or BudgetSpent: "
-    "'partial' (it stopped mid-work). Anything else: 'failed'."
+    "how a child's run ended is said by the events it yields as it stops; read the chapter's "
+    'list under "Complete, partial, failed" again, then look at which event each way of '
+    "stopping leaves, and what that event carries."
+)
+_STATUS_FIRST = (
+    "status_of([ModelCalled(1, 1, 1_000), TurnEnded(1, 'end_turn')]) should be 'complete': "
+    "the child answered and stopped."
+)
+_STATUS_RECIPE = (
+    "with no events at all, return 'failed' (it never ran). Otherwise take last = events[-1] "
+    "and look at nothing else. If it is a TurnEnded: 'partial' when its stop_reason is "
+    "'max_tokens', 'model_context_window_exceeded' or 'pause_turn' (the reply was cut), "
+    "'failed' when it is 'refusal', else 'complete'. If it is a MaxTurnsReached or a "
+    "BudgetSpent: 'partial' (it stopped mid-work). Anything else (GaveUp, PromptRefused, ...): "
+    "'failed'."
 )
 
 
-def _turn(n: int, stop: str, *, tool: bool = False) -> list[Event]:
-    """One turn's events: the call, maybe a tool, and how it ended."""
-    events: list[Event] = [ModelCalled(n, 2 * n - 1, 1_000 * n)]
-    if tool:
-        events += [
-            ToolStarted(f"toolu_{n:02d}", "read_file", {"path": "app/tax.py"}),
-            ToolFinished(f"toolu_{n:02d}", "read_file", "1 ...", False),
-        ]
-    return [*events, TurnEnded(n, stop)]
+def _turn(n: int, stop: str | None = None) -> list[Event]:
+    """One turn's events: the call, then a tool (``stop`` None) or the run's end."""
+    called = ModelCalled(n, 2 * n - 1, 1_000 * n)
+    if stop is not None:
+        return [called, TurnEnded(n, stop)]
+    return [
+        called,
+        ToolStarted(f"toolu_{n:02d}", "read_file", {"path": "app/tax.py"}),
+        ToolFinished(f"toolu_{n:02d}", "read_file", "1 ...", False),
+    ]
+
+
+def _gave_up(n: int) -> list[Event]:
+    """A call the API kept refusing: a retry, then recovery gives up (chapter 06)."""
+    retry = Retrying(1, 2, 0.5, "backoff", "529 overloaded_error", "m", "subagent", 0.0)
+    cause = "529 overloaded_error"
+    return [ModelCalled(n, 2 * n - 1, 1_000 * n), retry, GaveUp("overloaded", cause, "2 of 2", "")]
 
 
 def status_cases() -> list[tuple[str, list[Event]]]:
-    """(what happened, the child's events); the expected status is ``outcome``'s."""
-    two_turns = _turn(1, "tool_use", tool=True)
+    """(what happened, the child's events); the expected status is ``outcome``'s.
+
+    A run yields one ending event, last. The later cases join a child's runs one after
+    another (a child resumed with a follow-up): only how the last run ended counts.
+    """
+    failed_tool = [
+        ModelCalled(1, 1, 1_000),
+        ToolStarted("toolu_01", "read_file", {"path": "app/taxes.py"}),
+        ToolFinished("toolu_01", "read_file", "File not found: app/taxes.py", True),
+    ]
     return [
         ("a child that answered at once", _turn(1, "end_turn")),
-        ("a child that read a file, then answered", [*two_turns, *_turn(2, "end_turn")]),
+        ("a child that read a file, then answered", [*_turn(1), *_turn(2, "end_turn")]),
         ("a child whose answer hit a stop sequence", _turn(1, "stop_sequence")),
         (
             "a child that ran out of turns (its last event is MaxTurnsReached)",
-            [*two_turns, *_turn(2, "tool_use", tool=True), MaxTurnsReached(2)],
+            [*_turn(1), *_turn(2), MaxTurnsReached(2)],
         ),
-        (
-            "a child whose last reply was cut at max_tokens",
-            [*two_turns, *_turn(2, "max_tokens")],
-        ),
+        ("a child whose last reply was cut at max_tokens", [*_turn(1), *_turn(2, "max_tokens")]),
         (
             "a child whose reply ran into the end of the context window",
-            [*two_turns, *_turn(2, "model_context_window_exceeded")],
+            [*_turn(1), *_turn(2, "model_context_window_exceeded")],
         ),
         ("a child whose long reply was paused (pause_turn)", _turn(1, "pause_turn")),
         (
             "a child stopped by its token budget (its last event is BudgetSpent)",
-            [*two_turns, BudgetSpent(4_200, 5_000, 1_900)],
+            [*_turn(1), BudgetSpent(4_200, 5_000, 1_900)],
         ),
         ("a child whose model refused", _turn(1, "refusal")),
+        (
+            "a child stopped by an API error (its last event is recovery's GaveUp)",
+            [*_turn(1), *_gave_up(2)],
+        ),
         ("a child whose prompt was refused before any call", [PromptRefused("empty prompt")]),
         ("a child that never ran (no events at all)", []),
+        (
+            "a child whose first read failed (an error result), then answered",
+            [*failed_tool, *_turn(2, "end_turn")],
+        ),
+        (
+            "a child that answered, then a follow-up (resume) stopped by an API error: "
+            "TurnEnded, then GaveUp last",
+            [*_turn(1, "end_turn"), *_gave_up(1)],
+        ),
+        (
+            "a child that answered, then a follow-up that ran out of turns",
+            [*_turn(1, "end_turn"), *_turn(1), *_turn(2), MaxTurnsReached(2)],
+        ),
+        (
+            "a child that ran out of turns, then a follow-up that answered",
+            [*_turn(1), *_turn(2), MaxTurnsReached(2), *_turn(1, "end_turn")],
+        ),
+        (
+            "a child cut at max_tokens, then a follow-up that answered",
+            [*_turn(1, "max_tokens"), *_turn(1, "end_turn")],
+        ),
+        (
+            "a child stopped by its budget, then a follow-up that answered",
+            [*_turn(1), BudgetSpent(4_200, 5_000, 1_900), *_turn(1, "end_turn")],
+        ),
+        (
+            "a child whose model refused, then a follow-up that answered",
+            [*_turn(1, "refusal"), *_turn(1, "end_turn")],
+        ),
+        (
+            "a child that answered, then a follow-up whose model refused",
+            [*_turn(1, "end_turn"), *_turn(1, "refusal")],
+        ),
     ]
 
 
-@exercise("status_of", _STATUS_HINT)
+@exercise("status_of", _STATUS_HINT, first=_STATUS_FIRST, number=1)
 def check_status_of(status_of: Callable[[list[Event]], Any]) -> str:
     why = "status_of calls the package's outcome; read the events yourself."
     if refers_to(status_of, outcome, attributes=False):
@@ -106,16 +170,40 @@ def check_status_of(status_of: Callable[[list[Event]], Any]) -> str:
                     f"for {what}, you returned {got!r}; return 'complete', 'partial' or 'failed'."
                 )
             if got != want:
-                raise NotYet(f"{what}: that is {want!r}; yours says {got!r}.")
+                raise NotYet(
+                    f"{what}: that is {want!r}; yours says {got!r}.", _status_nudge(events)
+                )
     return (
-        f"{len(cases)} ways a child's run ends: your status matches the capsule's for each "
+        f"{len(cases)} ways a child's runs end: your status matches the capsule's for each "
         "(only a finished answer is complete; a cut, a turn limit or a budget is partial)."
     )
+
+
+def _status_nudge(events: list[Event]) -> str | None:
+    """A nudge for a list that holds more than one run's ending (else the exercise's hint)."""
+    ending = (TurnEnded, MaxTurnsReached, BudgetSpent, GaveUp, PromptRefused)
+    if sum(isinstance(e, ending) for e in events) > 1:
+        return (
+            "these events hold two runs, one after the other, each with its own ending; "
+            "which of them says how the child stands now?"
+        )
+    return None
 
 
 # -- exercise 2: a fork's messages -------------------------------------------------------------
 
 _FORK_HINT = (
+    "a fork's messages are its parent's, unchanged, and one more user message; the API wants "
+    "every tool call of the parent's last reply answered in that message, and siblings share "
+    "their bytes only if everything before their directive is the same. The list you are "
+    "given is the parent's own."
+)
+_FORK_FIRST = (
+    "fork_messages_for(parent, 'Review app/tax.py for rounding bugs.'), with a parent whose "
+    "last reply asked for three read_file calls, should return the parent's four messages and "
+    "one user message: a tool_result for each of the three calls, then the directive."
+)
+_FORK_RECIPE = (
     "copy the list (out = list(parent_messages)); if the last message is the assistant's, "
     "append ONE user message: a m.tool_result(id, PLACEHOLDER) for every tool_use in it "
     "(m.tool_uses(last)), the same PLACEHOLDER text for all, then m.text(directive) as its "
@@ -208,7 +296,7 @@ def _sibling(
     return got
 
 
-@exercise("fork_messages_for", _FORK_HINT)
+@exercise("fork_messages_for", _FORK_HINT, first=_FORK_FIRST, number=2)
 def check_fork_messages_for(
     fork_messages_for: Callable[[list[m.MessageDict], str], Any],
 ) -> str:
@@ -258,10 +346,13 @@ def check_fork_messages_for(
     )
 
 
+hint = hints(__name__, {1: _STATUS_RECIPE, 2: _FORK_RECIPE})
+
 __all__ = [
     "DIRECTIVES",
     "check_fork_messages_for",
     "check_status_of",
+    "hint",
     "parent_answered",
     "parent_with_calls",
     "status_cases",

@@ -28,7 +28,7 @@ import contextlib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from harness.tools.workspace import Workspace
 
@@ -161,6 +161,11 @@ class Permissions:
     deny: list[Rule] = field(default_factory=list)
     workspace: Workspace | None = None
     """Used to normalise paths before matching (``./docs/a.md`` and ``docs/a.md`` are one)."""
+
+    def __post_init__(self) -> None:
+        if self.mode not in get_args(Mode):  # a misspelt mode must not act as "default"
+            known = ", ".join(get_args(Mode))
+            raise ValueError(f"unknown permission mode {self.mode!r}: use one of {known}")
 
     @classmethod
     def from_rules(
