@@ -6,10 +6,13 @@ import copy
 import dataclasses
 from typing import Any
 
+import pytest
+
 from harness.exercises import ch03
 from harness.loop import ModelRequest
 from harness.model.cache import LOOKBACK_BLOCKS
 from harness.prompt import with_breakpoints
+from tests.mutation import assert_exercise_caught
 from tests.solutions import load
 
 solutions = load("ch03")
@@ -30,6 +33,35 @@ def test_the_stubs_are_told_not_yet_with_a_hint() -> None:
         assert not verdict
         assert str(verdict).startswith("not yet: ")
         assert "stub" in str(verdict) and "\nhint: " in str(verdict)
+
+
+def test_a_stub_is_told_its_first_case_and_where_the_recipe_is() -> None:
+    both = str(ch03.check_widest_turn(stub, stub))
+    assert "blocks_added(1, text=True) should be 3" in both and "ch03.hint(1)" in both
+    half = str(ch03.check_widest_turn(solutions.blocks_added, stub))
+    assert "`widest_turn` is still the stub" in half and "blocks_added is right" in half
+    hour = str(ch03.check_with_hour_prefix(stub))
+    assert "first case:" in hour and "ch03.hint(2)" in hour
+
+
+def test_no_stub_answer_holds_a_line_of_the_recipe_or_the_answer() -> None:
+    for number, verdict in [
+        (1, ch03.check_widest_turn(stub, stub)),
+        (1, ch03.check_widest_turn(solutions.blocks_added, stub)),
+        (2, ch03.check_with_hour_prefix(stub)),
+    ]:
+        text = str(verdict)
+        for line in ch03.hint(number).text.splitlines():
+            assert line.strip() not in text, line
+        assert "copy.deepcopy" not in text and "dataclasses.replace" not in text
+        assert "n_calls + n_calls" not in text and "LOOKBACK_BLOCKS - 1" not in text
+
+
+def test_hint_gives_each_recipe_and_refuses_a_third() -> None:
+    assert "blocks_added(n, text) < LOOKBACK_BLOCKS" in str(ch03.hint(1))
+    assert "dataclasses.replace" in str(ch03.hint(2))
+    with pytest.raises(ValueError, match="no exercise 3"):
+        ch03.hint(3)
 
 
 # -- exercise 1 ---------------------------------------------------------------------------------
@@ -56,6 +88,22 @@ def test_widest_turn_that_counts_20_blocks_back_as_in_reach_is_rejected() -> Non
 
 def test_a_hard_coded_ten_is_rejected() -> None:
     assert not ch03.check_widest_turn(solutions.blocks_added, lambda text=True: 10)
+
+
+def test_a_widest_turn_as_a_fraction_is_rejected() -> None:
+    def slip(text: bool = True) -> float:  # (20 - 1 - text) / 2: the bound, not a count of calls
+        return (LOOKBACK_BLOCKS - 1 - (1 if text else 0)) / 2
+
+    verdict = ch03.check_widest_turn(solutions.blocks_added, slip)
+    assert not verdict and "whole number" in str(verdict)
+
+
+def test_blocks_added_that_counts_the_text_line_twice_is_rejected() -> None:
+    def slip(n_calls: int, text: bool = True) -> int:  # the text in the reply and the results
+        return 2 * ((1 if text else 0) + n_calls)
+
+    verdict = ch03.check_widest_turn(slip, solutions.widest_turn)
+    assert not verdict and "blocks_added(1, text=True) is 4" in str(verdict)
 
 
 # -- exercise 2 ---------------------------------------------------------------------------------
@@ -106,3 +154,67 @@ def test_only_the_system_block_for_an_hour_is_refused_as_the_api_would() -> None
 def test_the_plain_breakpoints_miss_after_the_break() -> None:
     verdict = ch03.check_with_hour_prefix(with_breakpoints)
     assert not verdict and "not 1h" in str(verdict)
+
+
+def test_marking_only_the_first_system_block_is_rejected() -> None:
+    def slip(request: ModelRequest) -> ModelRequest:
+        request = with_breakpoints(request)
+        tools = copy.deepcopy(request.tools)
+        if tools:
+            tools[-1]["cache_control"] = dict(HOUR)
+        system = copy.deepcopy(request.system)
+        if isinstance(system, list) and system:
+            system[0]["cache_control"] = dict(HOUR)  # the first block, not the marked one
+        return dataclasses.replace(request, tools=tools, system=system)
+
+    verdict = ch03.check_with_hour_prefix(slip)
+    assert not verdict and "two blocks, the breakpoint on the second" in str(verdict)
+
+
+def test_a_request_without_tools_must_not_crash() -> None:
+    def slip(request: ModelRequest) -> ModelRequest:
+        request = with_breakpoints(request)
+        tools = copy.deepcopy(request.tools)
+        tools[-1]["cache_control"] = dict(HOUR)  # type: ignore[index]
+        system = copy.deepcopy(request.system)
+        for block in system if isinstance(system, list) else []:
+            if block.get("cache_control"):
+                block["cache_control"] = dict(HOUR)
+        return dataclasses.replace(request, tools=tools, system=system)
+
+    verdict = ch03.check_with_hour_prefix(slip)
+    assert not verdict and "for a request with no tools, your code raised TypeError" in str(verdict)
+
+
+def test_a_string_system_prompt_must_be_left_as_it_is() -> None:
+    def slip(request: ModelRequest) -> ModelRequest:
+        request = with_breakpoints(request)
+        tools = copy.deepcopy(request.tools)
+        if tools:
+            tools[-1]["cache_control"] = dict(HOUR)
+        system = request.system
+        if isinstance(system, str):  # "make it a block so it can carry the hour"
+            system = [{"type": "text", "text": system, "cache_control": dict(HOUR)}]
+        else:
+            system = copy.deepcopy(system)
+            for block in system or []:
+                if block.get("cache_control"):
+                    block["cache_control"] = dict(HOUR)
+        return dataclasses.replace(request, tools=tools, system=system)
+
+    verdict = ch03.check_with_hour_prefix(slip)
+    assert not verdict and "one string" in str(verdict)
+
+
+# -- mutation tests ------------------------------------------------------------------------------
+
+EQUIVALENT_WIDEST: dict[str, str] = {}
+EQUIVALENT_HOUR: dict[str, str] = {}
+
+
+def test_every_mutant_of_the_widest_turn_solution_is_caught() -> None:
+    assert_exercise_caught("ch03", 1, EQUIVALENT_WIDEST)
+
+
+def test_every_mutant_of_the_hour_prefix_solution_is_caught() -> None:
+    assert_exercise_caught("ch03", 2, EQUIVALENT_HOUR)

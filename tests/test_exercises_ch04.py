@@ -15,6 +15,7 @@ from harness.compaction.microcompact import (
     microcompact,
 )
 from harness.exercises import ch04
+from tests.mutation import assert_exercise_caught
 from tests.solutions import load
 
 solutions = load("ch04")
@@ -39,6 +40,35 @@ def test_a_stub_is_told_not_yet_with_a_hint() -> None:
         assert not verdict
         assert str(verdict).startswith("not yet: ")
         assert "stub" in str(verdict) and "\nhint: " in str(verdict)
+
+
+def test_a_stub_is_told_its_first_case_and_where_the_recipe_is() -> None:
+    both = str(ch04.check_auto_compact_threshold(stub, stub))
+    assert "`effective_window` is still the stub" in both and "192,000" in both
+    assert "ch04.hint(1)" in both
+    second = str(ch04.check_auto_compact_threshold(solutions.effective_window, stub))
+    assert "`auto_compact_threshold` is still the stub" in second and "179,000" in second
+    keep = str(ch04.check_keep_errors(stub))
+    assert "toolu_01 and toolu_04" in keep and "ch04.hint(2)" in keep
+
+
+def test_no_stub_answer_holds_a_line_of_the_recipe() -> None:
+    for number, verdict in [
+        (1, ch04.check_auto_compact_threshold(stub, stub)),
+        (1, ch04.check_auto_compact_threshold(solutions.effective_window, stub)),
+        (2, ch04.check_keep_errors(stub)),
+    ]:
+        recipe = ch04.hint(number).text
+        for line in recipe.splitlines():
+            assert line.strip() not in str(verdict), line
+        assert "min(" not in str(verdict) and "- 13_000" not in str(verdict)
+
+
+def test_hint_gives_each_recipe_and_refuses_a_third() -> None:
+    assert "min(max_output, 20_000)" in str(ch04.hint(1))
+    assert "MicrocompactResult(" in str(ch04.hint(2))
+    with pytest.raises(ValueError, match="no exercise 3"):
+        ch04.hint(3)
 
 
 def test_the_pass_message_answers_the_million_token_question() -> None:
@@ -81,7 +111,7 @@ def test_forgetting_the_20k_cap_on_the_reserve_is_rejected() -> None:
         return effective(window, max_output) - 13_000
 
     verdict = ch04.check_auto_compact_threshold(effective, threshold)
-    assert not verdict and "capped" in str(verdict)
+    assert not verdict and "has a cap" in str(verdict)
 
 
 def test_reserving_20k_whatever_the_output_is_rejected() -> None:
@@ -99,7 +129,7 @@ def test_forgetting_the_buffer_is_rejected() -> None:
     verdict = ch04.check_auto_compact_threshold(
         solutions.effective_window, solutions.effective_window
     )
-    assert not verdict and "13,000" in str(verdict)
+    assert not verdict and "179,000" in str(verdict) and "a buffer" in str(verdict)
 
 
 # --- exercise 2: wrong answers ---------------------------------------------------------------
@@ -187,3 +217,38 @@ def test_ignoring_keep_is_rejected() -> None:
 def test_returning_something_else_is_told_not_yet(returned: object) -> None:
     verdict = ch04.check_keep_errors(lambda messages, keep=KEEP_RECENT: returned)
     assert not verdict and str(verdict).startswith("not yet: ")
+
+
+# --- mutation tests ----------------------------------------------------------------------------
+
+EQUIVALENT_THRESHOLD: dict[str, str] = {}
+
+# The solution zips lists that always have the same length: `microcompact` returns as many
+# messages as it was given, and a message it rewrites keeps its number of blocks; `out` is a
+# copy of `messages` with some entries replaced. `strict=True` only changes what happens when
+# the lengths differ (ruff's B905 asks for it), and `a is not b` reads the same both ways.
+EQUIVALENT_KEEP_ERRORS: dict[str, str] = {
+    "line 31: `True` → `False`": (
+        "zip(messages, cleared.messages, strict=False): microcompact returns as many messages "
+        "as it was given, so strict never has a length difference to refuse"
+    ),
+    "line 36: `True` → `False`": (
+        "zip(old content, new content, strict=False): microcompact replaces a result's content "
+        "and keeps every block, so both lists always have the same length"
+    ),
+    "line 42: `zip(messages, out, strict=True)` with its first two arguments swapped": (
+        "the pairs are only compared with `a is not b`, which reads the same either way round"
+    ),
+    "line 42: `True` → `False`": (
+        "`out` starts as list(messages) and only has entries replaced, never added or removed: "
+        "the two lists always have the same length"
+    ),
+}
+
+
+def test_every_mutant_of_the_threshold_solution_is_caught() -> None:
+    assert_exercise_caught("ch04", 1, EQUIVALENT_THRESHOLD)
+
+
+def test_every_mutant_of_the_keep_errors_solution_is_caught() -> None:
+    assert_exercise_caught("ch04", 2, EQUIVALENT_KEEP_ERRORS)

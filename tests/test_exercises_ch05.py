@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from harness.compaction.pinned import PinnedFacts
 from harness.compaction.summary import CompactionReport
 from harness.exercises import ch05
+from tests.mutation import assert_exercise_caught
 from tests.solutions import load
 
 solutions = load("ch05")
@@ -30,6 +33,39 @@ def test_the_stubs_are_told_not_yet_with_a_hint() -> None:
         assert not verdict
         assert str(verdict).startswith("not yet: ")
         assert "stub" in str(verdict) and "\nhint: " in str(verdict)
+
+
+def test_a_stub_is_told_its_first_case_and_where_the_recipe_is() -> None:
+    pin = str(ch05.check_pin_constraints(stub))
+    assert "should pin 'Keep every docstring under 100 characters.'" in pin
+    assert "ch05.hint(1)" in pin
+    save = str(ch05.check_record_savings(stub, []))
+    assert "[('auto', 5811)]" in save and "ch05.hint(2)" in save
+
+
+def test_the_first_case_of_exercise_2_is_the_sessions_first_compaction() -> None:
+    reports: list[CompactionReport] = []
+    assert ch05.check_record_savings(reports.append, []) is not None
+    first = reports[0]
+    assert (first.trigger, first.tokens_before, first.tokens_after) == ("auto", 9_156, 3_345)
+
+
+def test_no_stub_answer_holds_a_line_of_the_recipe() -> None:
+    for number, verdict in [
+        (1, ch05.check_pin_constraints(stub)),
+        (2, ch05.check_record_savings(stub, [])),
+    ]:
+        text = str(verdict)
+        for line in ch05.hint(number).text.splitlines():
+            assert line.strip() not in text, line
+        assert "tokens_before - " not in text and "pinned.add(" not in text
+
+
+def test_hint_gives_each_recipe_and_refuses_a_third() -> None:
+    assert 'pinned.add(sentence, source="user")' in str(ch05.hint(1))
+    assert "savings.append(" in str(ch05.hint(2))
+    with pytest.raises(ValueError, match="no exercise 3"):
+        ch05.hint(3)
 
 
 # -- exercise 1: pin the rules -------------------------------------------------------------------
@@ -148,3 +184,17 @@ def test_a_hook_that_fails_is_told_what_it_raised() -> None:
 
     verdict = ch05.check_record_savings(slip, savings)
     assert not verdict and "AttributeError" in str(verdict)
+
+
+# -- mutation tests ------------------------------------------------------------------------------
+
+EQUIVALENT_PIN: dict[str, str] = {}
+EQUIVALENT_SAVINGS: dict[str, str] = {}
+
+
+def test_every_mutant_of_the_pin_solution_is_caught() -> None:
+    assert_exercise_caught("ch05", 1, EQUIVALENT_PIN)
+
+
+def test_every_mutant_of_the_savings_solution_is_caught() -> None:
+    assert_exercise_caught("ch05", 2, EQUIVALENT_SAVINGS)

@@ -20,12 +20,11 @@ def widest_turn(text: bool = True) -> int:
     """Exercise 1: the most parallel calls the moving breakpoint alone bridges.
 
     The breakpoint checks LOOKBACK_BLOCKS positions, itself first: the previous entry is
-    found if it is at most LOOKBACK_BLOCKS - 1 blocks back.
+    found if it is at most LOOKBACK_BLOCKS - 1 blocks back, so the turn must add fewer than
+    LOOKBACK_BLOCKS blocks. The answer is the largest n whose turn does (a turn of n calls
+    adds at least 2n blocks, so no n from LOOKBACK_BLOCKS on can).
     """
-    n = 0
-    while blocks_added(n + 1, text) < LOOKBACK_BLOCKS:
-        n += 1
-    return n
+    return max(n for n in range(LOOKBACK_BLOCKS) if blocks_added(n, text) < LOOKBACK_BLOCKS)
 
 
 HOUR = {"type": "ephemeral", "ttl": "1h"}

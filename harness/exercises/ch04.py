@@ -10,7 +10,7 @@ from typing import Any
 from harness import messages as m
 from harness import tokens
 from harness.compaction.microcompact import CLEARED, KEEP_RECENT, MicrocompactResult, microcompact
-from harness.exercises import NotYet, exercise, forbid, refers_to
+from harness.exercises import NotYet, exercise, forbid, hints, refers_to
 from harness.tokens import ContextBudget
 
 # (window, max_output): below the 20K cap, at it, above it, a million-token window, the
@@ -26,12 +26,26 @@ BUDGET_CASES: list[tuple[int, int]] = [
 ]
 
 _BUDGET_HINT = (
-    "effective window = window - min(max_output, 20,000); threshold = effective window - "
-    "13,000. Do the arithmetic with plain numbers, no ContextBudget."
+    "the effective window keeps room for the reply, up to a cap; the threshold sits a fixed "
+    "buffer below it. Both numbers are in the exercise."
 )
+_EFFECTIVE_FIRST = (
+    "effective_window(200_000, 8_000) should be 192,000: 8,000 is under the cap, kept in full."
+)
+_THRESHOLD_FIRST = (
+    "auto_compact_threshold(200_000, 8_000) should be 179,000: the buffer below an effective "
+    "window of 192,000."
+)
+_BUDGET_RECIPE = """\
+1. effective_window(window, max_output): the room kept for the reply is max_output, but at
+   most 20,000: return window - min(max_output, 20_000).
+2. auto_compact_threshold(window, max_output): 13,000 below the effective window: return
+   effective_window(window, max_output) - 13_000.
+3. Plain integers only: the check refuses code that uses ContextBudget, the class it compares
+   your numbers with."""
 
 
-@exercise("auto_compact_threshold", _BUDGET_HINT)
+@exercise("effective_window", _BUDGET_HINT, first=_EFFECTIVE_FIRST, number=1)
 def check_auto_compact_threshold(
     effective_window: Callable[[int, int], int],
     auto_compact_threshold: Callable[[int, int], int],
@@ -44,7 +58,7 @@ def check_auto_compact_threshold(
         if refers_to(function, ContextBudget):
             raise NotYet(
                 f"{name} uses ContextBudget, the very class it is checked against.",
-                "do the arithmetic yourself: the window, the capped reserve, the 13K buffer.",
+                "do the arithmetic yourself, with plain numbers.",
             )
     refusal = "your code uses ContextBudget; do the arithmetic yourself."
     for window, max_output in BUDGET_CASES:
@@ -62,7 +76,7 @@ def check_auto_compact_threshold(
         if not _is_number(threshold) or threshold != budget.auto_compact_threshold:
             hint = None
             if threshold == effective:
-                hint = "the threshold sits 13,000 tokens (the buffer) below the effective window."
+                hint = "the threshold is not the effective window: a buffer sits between them."
             raise NotYet(
                 f"for {case}, auto_compact_threshold returned {threshold!r}; expected "
                 f"{budget.auto_compact_threshold:,}.",
@@ -79,12 +93,18 @@ def check_auto_compact_threshold(
     )
 
 
+_FIRST = {"effective_window": _EFFECTIVE_FIRST, "auto_compact_threshold": _THRESHOLD_FIRST}
+
+
 def _call(function: Callable[[int, int], int], name: str, window: int, max_output: int) -> int:
-    """Call one of the two functions, saying which one is still the stub."""
+    """Call one of the two functions, saying which one is still the stub and its first case."""
     try:
         return function(window, max_output)
     except NotImplementedError:
-        raise NotYet(f"`{name}` is still the stub (it raises NotImplementedError).") from None
+        raise NotYet(
+            f"`{name}` is still the stub (it raises NotImplementedError).\n"
+            f"first case: {_FIRST[name]}"
+        ) from None
 
 
 def _is_number(value: object) -> bool:
@@ -93,11 +113,11 @@ def _is_number(value: object) -> bool:
 
 def _reserve_hint(window: int, max_output: int, got: object) -> str | None:
     if got == window - max_output:
-        return "the reserve is capped: min(max_output, 20,000), so 64K of output keeps only 20K."
+        return "the room kept for the reply has a cap: 64K of output does not keep 64K free."
     if got == window - 20_000:
-        return "a max_output below 20,000 is the whole reserve: min(max_output, 20,000)."
+        return "a max_output below the cap is kept in full, not the cap itself."
     if got == window - min(max_output, 20_000) - 13_000:
-        return "the effective window is the window less the reserve only; the buffer comes after."
+        return "the effective window takes off the room for the reply only; the buffer comes later."
     return None
 
 
@@ -183,7 +203,7 @@ def _check_one(
     if messages != before:
         raise NotYet(
             f"{where}, your function changed its input.",
-            "copy a message before changing it (copy.deepcopy), as microcompact does.",
+            "microcompact leaves the list it was given as it was: change copies.",
         )
     if not isinstance(got, MicrocompactResult):
         raise NotYet(f"{where}, it returned {type(got).__name__}, not a MicrocompactResult.")
@@ -237,13 +257,30 @@ def _check_one(
 
 
 _KEEP_ERRORS_HINT = (
-    "clear what microcompact(messages, keep=keep) clears, but put back every result with "
-    '"is_error": True; then work out cleared, tokens_freed and first_changed from what you '
-    "actually changed."
+    "let microcompact decide what is old enough, then undo its work on the errors; make "
+    "cleared, tokens_freed and first_changed describe your messages, not microcompact's."
 )
+_KEEP_ERRORS_FIRST = (
+    "with ten results, one a call, three of them errors, microcompact_keep_errors(messages) "
+    "should clear toolu_01 and toolu_04 only (microcompact clears toolu_00 to toolu_04)."
+)
+_KEEP_ERRORS_RECIPE = """\
+1. errors = the tool_use_id of every tool_result block with "is_error": True
+   (m.tool_results(message) gives a message's results).
+2. cleared = microcompact(messages, keep=keep). Walk messages and cleared.messages together
+   (zip, with enumerate for the index). Where the new message is the old one (`is`),
+   microcompact left it alone: keep it.
+3. Otherwise rebuild its content block by block: an old block that is an error result goes
+   back as it was (copy.deepcopy), any other block is taken from the new message. If the
+   rebuilt blocks equal the old content, the only results cleared there were errors: keep
+   the old message; else use {**new, "content": blocks}.
+4. tokens_freed = tokens.estimate_request(messages) - tokens.estimate_request(out);
+   first_changed = the first index whose message in `out` is not the old one (None if
+   none); cleared = microcompact's ids without the errors.
+5. Return MicrocompactResult(out, cleared_ids, tokens_freed, first_changed)."""
 
 
-@exercise("microcompact_keep_errors", _KEEP_ERRORS_HINT)
+@exercise("microcompact_keep_errors", _KEEP_ERRORS_HINT, first=_KEEP_ERRORS_FIRST, number=2)
 def check_keep_errors(microcompact_keep_errors: Callable[..., Any]) -> str:
     """Exercise 2: ``microcompact_keep_errors(messages, keep=5)`` never clears an error."""
     kept = 0
@@ -267,9 +304,12 @@ def check_keep_errors(microcompact_keep_errors: Callable[..., Any]) -> str:
     )
 
 
+hint = hints(__name__, {1: _BUDGET_RECIPE, 2: _KEEP_ERRORS_RECIPE})
+
 __all__ = [
     "BUDGET_CASES",
     "check_auto_compact_threshold",
     "check_keep_errors",
+    "hint",
     "keep_errors_cases",
 ]

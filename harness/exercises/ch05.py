@@ -22,7 +22,7 @@ from harness.compaction.summary import (
     compact,
     is_compaction_request,
 )
-from harness.exercises import NotYet, exercise
+from harness.exercises import NotYet, exercise, hints
 from harness.loop import AgentConfig, Plugin
 from harness.model import ScriptedModel, reply, tool_call
 from harness.model.scripted import Step
@@ -55,9 +55,22 @@ PIN_CASES: list[tuple[str, list[str]]] = [
 ]
 
 _PIN_HINT = (
-    "split the prompt into sentences (after . ! or ?), and pin, with pinned.add(sentence, "
-    "source='user'), each one that starts with Always, Never, Keep, Do not or Don't."
+    "a rule is a sentence, and you can tell it by its first word; the prompt holds other "
+    "sentences too. Pin each rule word for word, as typed by the user, and add to what is "
+    "already pinned."
 )
+_PIN_FIRST = (
+    "pin_constraints('Now the last two modules. Keep every docstring under 100 characters. "
+    "Never touch the tests.', pinned) should pin 'Keep every docstring under 100 characters.' "
+    "and 'Never touch the tests.', with source 'user': the first sentence states no rule."
+)
+_PIN_RECIPE = """\
+1. Split the prompt into sentences: a sentence ends with ".", "!" or "?" followed by
+   whitespace. re.split(r"(?<=[.!?])\\s+", prompt.strip()) keeps the end mark on each one.
+2. A rule starts with Always, Never, Keep, Do not or Don't, as a whole word:
+   re.compile(r"(Always|Never|Keep|Do not|Don't)\\b").match(sentence).
+3. For each rule, pinned.add(sentence, source="user"). Add only: never replace
+   pinned.facts, which may hold facts pinned before (from CLAUDE.md)."""
 
 
 def _agent(
@@ -98,7 +111,7 @@ def _same(pinned: str, rule: str) -> bool:
     return " ".join(pinned.split()).rstrip(".!?") == rule.rstrip(".!?")
 
 
-@exercise("pin_constraints", _PIN_HINT)
+@exercise("pin_constraints", _PIN_HINT, first=_PIN_FIRST, number=1)
 def check_pin_constraints(pin_constraints: Callable[[str, PinnedFacts], None]) -> str:
     """Exercise 1: ``pin_constraints(prompt, pinned)`` pins the rules a prompt states."""
     prompt, rules = PIN_CASES[0]
@@ -157,9 +170,20 @@ def check_pin_constraints(pin_constraints: Callable[[str, PinnedFacts], None]) -
 
 
 _SAVINGS_HINT = (
-    "a PostCompact hook gets the CompactionReport: append (report.trigger, "
-    "report.tokens_before - report.tokens_after) to `savings`, whatever the trigger."
+    "the report a PostCompact hook gets says what set the compaction off and how large the "
+    "context was before and after it; every compaction, automatic or not, adds one pair to "
+    "`savings`."
 )
+_SAVINGS_FIRST = (
+    "after the session's first compaction (trigger 'auto', 9,156 tokens before, 3,345 after), "
+    "`savings` should be [('auto', 5811)]."
+)
+_SAVINGS_RECIPE = """\
+1. The hook gets a CompactionReport: report.trigger ("auto" or "manual"),
+   report.tokens_before and report.tokens_after.
+2. The tokens saved are report.tokens_before - report.tokens_after.
+3. savings.append((report.trigger, saved)) for every report, whatever its trigger. Append
+   to the `savings` list defined next to the hook (the check clears it and reads it)."""
 
 
 def _writes(count: int) -> list[Step]:
@@ -183,7 +207,7 @@ def _writes(count: int) -> list[Step]:
     return [*steps, reply("Every module has its tests.")]
 
 
-@exercise("record_savings", _SAVINGS_HINT)
+@exercise("record_savings", _SAVINGS_HINT, first=_SAVINGS_FIRST, number=2)
 def check_record_savings(
     record_savings: Callable[[CompactionReport], None], savings: list[tuple[str, int]]
 ) -> str:
@@ -225,4 +249,6 @@ def check_record_savings(
     return f"recorded all {len(savings)} compactions: {shown}"
 
 
-__all__ = ["PIN_CASES", "check_pin_constraints", "check_record_savings"]
+hint = hints(__name__, {1: _PIN_RECIPE, 2: _SAVINGS_RECIPE})
+
+__all__ = ["PIN_CASES", "check_pin_constraints", "check_record_savings", "hint"]

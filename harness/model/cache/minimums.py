@@ -5,6 +5,10 @@ and not monotonic across generations: 1,024 tokens for Sonnet 4.5 and 4.6 (the d
 model), 4,096 for Opus 4.5, Opus 4.6 and Haiku 4.5, 2,048 for Opus 4.7, 512 for Opus 5. The
 table is :data:`MINIMUM_CACHEABLE_TOKENS`, dated and sourced; :func:`minimum_cacheable_tokens`
 looks a model id up in it.
+
+The table holds the documented figures. For Sonnet 4.6, public reports measure 2,048 (see the
+comment on its row): on the real API, a Sonnet 4.6 prefix between 1,024 and 2,048 tokens may
+not be cached although the simulator caches it.
 """
 
 from __future__ import annotations
@@ -34,8 +38,11 @@ MINIMUM_CACHEABLE_TOKENS: dict[str, int] = {
     "claude-opus-4-1": 1024,
     "claude-opus-4": 1024,
     "claude-sonnet-5": 1024,
-    # anthropic-sdk-python#1194 reports caching from 2,048 on Sonnet 4.6 in practice (and one
-    # gateway's docs say 2,048); the API docs say 1,024, and so do we.
+    # Documented: 1,024. Observed: public reports measure 2,048 for Sonnet 4.6, with no cache
+    # below it: https://github.com/anthropics/anthropic-sdk-python/issues/1194 (February 2026;
+    # the same prompt caches on Sonnet 4.5) and https://github.com/BerriAI/litellm-docs/pull/49
+    # (April 2026, on Bedrock: no cache at 2,038 tokens, a cache at 2,067). Checked 2026-11-25.
+    # We keep the documented figure; if you see no cache below 2,048 on Sonnet 4.6, this is why.
     "claude-sonnet-4-6": 1024,
     "claude-sonnet-4-5": 1024,
     "claude-sonnet-4": 1024,
