@@ -10,7 +10,8 @@ build needs no key, no kernel and no network. It works in two steps:
 1. **Prepare** a source tree under ``build/site-src/``: each chapter notebook, copied and
    adjusted for a static page (the code ``show(...)`` prints becomes a code block, a widget's
    output becomes its stored state and a note, an "About this chapter" box goes under the
-   title); ``images/``; a generated home page (the README's introduction and chapter table,
+   title); ``chapters/sources.md``, the sources page the chapters link to; ``images/``; a
+   generated home page (the README's introduction and chapter table,
    and what each chapter adds, read from the code); and one reference page per module of
    ``harness``, from its docstrings. ``chapters/solutions/`` is not copied: the pages show
    the exercises and their hints, never the answers.
@@ -46,6 +47,10 @@ SOURCE = ROOT / "build" / "site-src"
 OUTPUT = ROOT / "build" / "site"
 CHAPTERS = ROOT / "chapters"
 IMAGES = ROOT / "images"
+SOURCES = CHAPTERS / "sources.md"
+"""The sources page: a public address for every documented and observed number. It sits beside
+the notebooks, so their links (``sources.md#chapter-06``) work in Jupyter and on the site."""
+SOURCES_PAGE = "chapters/sources"
 WIDGET_SHOTS = IMAGES / "widgets"
 
 # The repository the "run this chapter" links open on Binder. GitHub Actions sets
@@ -331,6 +336,9 @@ them). Each chapter's page lists its modules one by one.
 |---|---|---|---:|---:|---|
 {table}
 
+Where every documented and observed number comes from, with its public address and the date
+it was checked: [the sources page]({SOURCES_PAGE}.md).
+
 The whole package, module by module, with its docstrings: [the reference](reference/index.md).
 
 ```{{include}} {readme}
@@ -343,6 +351,13 @@ The whole package, module by module, with its docstrings: [the reference](refere
 :hidden:
 
 {toc}
+```
+
+```{{toctree}}
+:caption: Sources
+:hidden:
+
+{SOURCES_PAGE}
 ```
 
 ```{{toctree}}
@@ -412,6 +427,7 @@ def prepare(source: Path = SOURCE) -> list[Chapter]:
             source / "chapters" / chapter.path.name,
             json.dumps(site_notebook(chapter), indent=1, ensure_ascii=False) + "\n",
         )
+    shutil.copy(SOURCES, source / "chapters" / SOURCES.name)
     shutil.copytree(IMAGES, source / "images")
     shutil.copy(ROOT / "README.md", source / "README.md")
     write(source / "index.md", home_page(found))

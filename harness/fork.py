@@ -13,7 +13,8 @@ Two rules keep a fork from hurting its parent:
   parent's tool runner, result storage and microcompact never hear of them;
 * it never compacts: its requests go through ``agent.call``, which runs the ``call_model``
   layers (recovery, cache breakpoints) and the meter, never ``before_request``. A fork that
-  could auto-compact would start a compaction from inside one (Claude Code's rule, seed 003).
+  could auto-compact would start a compaction from inside one (Claude Code's rule, as
+  third-party analyses of its source describe it).
 
 If the parent's last reply asked for tools that have not run yet, the fork's added message
 answers each call with the same placeholder text before the directive, as Claude Code's

@@ -1,5 +1,6 @@
-"""Asking a past step (chapter 10, seed 000's "step ask"): fork a recorded session at one
-entry and question it, without touching the original.
+"""Asking a past step (chapter 10; a "step ask", as a post-mortem of a workflow runner's
+resume proposed): fork a recorded session at one entry and question it, without touching the
+original.
 
 A session is recorded with a few turns through ``Sessions``; an entry is picked from
 ``load(path).chain``. ``ask_past_step`` must send the conversation as it was at that entry

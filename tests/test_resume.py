@@ -1,5 +1,6 @@
 """Resume and its pointers: finding a session, picking it up where it stopped, the flush
-gate, and the format retry of a workflow step (seed 000).
+gate, and the format retry of a workflow step (the fix a post-mortem of a workflow runner's
+resume asked for).
 
 Every session here is scripted and on the fake clock; transcripts live under ``tmp_path``.
 """
@@ -354,7 +355,7 @@ def test_a_corrupt_index_is_treated_as_empty(tmp_path: Path, corrupt: str) -> No
     assert sessions.latest() == session_id
 
 
-# -- the format retry (seed 000) ----------------------------------------------------------
+# -- the format retry --------------------------------------------------------------------
 
 INSTRUCTION = "Start your reply with RESULT: and nothing before it."
 PROMPT = "Review the whole repository and report what you found. " * 20
@@ -404,7 +405,7 @@ def test_a_step_whose_output_failed_before_a_crash_resumes_with_only_the_correct
     tmp_path: Path,
 ) -> None:
     # The first process: the step runs, its output fails the check, and the process ends
-    # (seed 000's crash) before any retry.
+    # (the crash of the workflow runner's post-mortem) before any retry.
     sessions = make_sessions(tmp_path)
     agent, model = make_agent(tmp_path, [reply("Here is what I found")])
     first = run_step(

@@ -207,6 +207,16 @@ def test_every_chapter_and_module_has_a_page(site: Path, parsed: dict[Path, Page
     assert (site / "search.html").exists()
 
 
+def test_the_sources_page_is_on_the_site_with_an_anchor_for_every_chapter(
+    site: Path, parsed: dict[Path, Page]
+) -> None:
+    page = site / "chapters" / "sources.html"
+    assert page.exists(), "chapters/sources.md was not copied into the site"
+    missing = [c.number for c in CHAPTERS if f"chapter-{c.number}" not in parsed[page].ids]
+    assert missing == [], f"no anchor on the sources page for chapters {missing}"
+    assert any(link.endswith("chapters/sources.html") for link in parsed[site / "index.html"].links)
+
+
 def test_no_internal_link_or_image_is_broken(site: Path, parsed: dict[Path, Page]) -> None:
     broken = []
     for path, page in parsed.items():

@@ -3,8 +3,8 @@
 :class:`ApprovalConflict` (409: decided otherwise, or being applied elsewhere),
 :class:`ApprovalExpired` (410), :class:`ApprovalInvalid` (422: a snapshot or store this code
 cannot read), :class:`ApprovalStoreBusy` (503: the store stayed locked) and
-:class:`ApprovalNotFound` (404). The status numbers are the HTTP codes seed 004 maps them to,
-for a caller that serves approvals over the web.
+:class:`ApprovalNotFound` (404). The status numbers are the HTTP codes an implementation
+plan for approvals maps them to, for a caller that serves approvals over the web.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from harness.transcript import Transcript
 
 DEFAULT_TTL = 24 * 3600.0
 """How long a pending call may wait for its decision, in seconds (our choice: a working day
-and a night; seed 004's example used 5 minutes)."""
+and a night; the example in an implementation plan for approvals used 5 minutes)."""
 
 
 def new_approval_id() -> str:

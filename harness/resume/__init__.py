@@ -6,14 +6,16 @@
 * The **flush gate**: :meth:`Sessions.bind` refuses to point a name at a session whose
   transcript does not hold a complete message on disk. A pointer written first and a crash
   before the transcript would leave a name that leads nowhere, and the next start would
-  begin again with no memory (seed 002).
+  begin again with no memory (a reviewed pull request in an agent gateway added such a gate
+  before persisting a session binding).
 * :func:`resume` loads a session, repairs it, puts it in the agent and keeps writing the
   same file. Tools that finished have their results in the conversation (or in the tool
   journal beside it), so they never run again; a call a crash cut off in the middle is
   answered that it may have run, one that never started as interrupted.
 * :func:`run_step` is a workflow step with an output check. When the check fails, it
   resumes the step's session and sends a short correction, instead of running the whole
-  step again (seed 000: 21 minutes of redone work became a 16-second reply).
+  step again (a post-mortem of a workflow runner's resume tells of a failed format check
+  that threw away the step's finished work).
 
 The submodules:
 

@@ -6,7 +6,8 @@
 * The **flush gate**: :meth:`Sessions.bind` refuses to point a name at a session whose
   transcript does not hold a complete message on disk (:func:`is_flushed`). A pointer written
   first and a crash before the transcript would leave a name that leads nowhere, and the next
-  start would begin again with no memory (seed 002).
+  start would begin again with no memory (a reviewed pull request in an agent gateway added
+  such a gate before persisting a session binding).
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 :func:`run_step` is a workflow step with an output check. When the check fails, it
 resumes the step's session and sends a short correction, instead of running the whole
-step again (seed 000: 21 minutes of redone work became a 16-second reply).
+step again (a post-mortem of a workflow runner's resume tells of a failed format check that
+threw away the step's finished work; its fix: look for the step's session first, and send a
+short "fix your format" prompt).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from harness.resume.resuming import resume
 from harness.resume.sessions import Sessions
 from harness.transcript import Transcript
 
-# -- the format retry (seed 000) -------------------------------------------------------------
+# -- the format retry ------------------------------------------------------------------------
 
 Check = Callable[[str], str | None]
 """An output check: ``None`` if the text is acceptable, else what is wrong with it."""
@@ -70,7 +72,8 @@ def run_step(
     one.
 
     The step's session is looked up every time, whatever the workflow's own records say
-    (seed 000's bug was a lookup skipped because the step had no validated record). A
+    (in the workflow runner's post-mortem, the bug was a lookup skipped because the step had
+    no validated record). A
     session found whose last output passes is done without a model call; one whose output
     fails gets :func:`correction_prompt`, not the full prompt. A new session is bound to
     ``step`` through the flush gate once its transcript is on disk.

@@ -23,14 +23,15 @@ them too), marked with their own ``purpose``.
 
 What comes back is a :class:`ResultCapsule`: complete, partial or failed; a summary capped
 in tokens; what it changed; its usage and cost; where its transcript is. A child that runs
-out of turns, budget or output tokens still reports what it did (REFERENCE.md: subagents
-that hit ``max_tokens`` losing all their work is a common complaint). Its transcript is a
+out of turns, budget or output tokens still reports what it did, instead of losing the work
+with the run. Its transcript is a
 sidechain file in Claude Code's layout, ``<session>/subagents/agent-<id>.jsonl``, which
 :func:`harness.transcript.load` reads and :meth:`Subagent.resume` continues.
 
 :func:`ask_past_step` forks a recorded session at any entry and asks it a question,
 writing the exchange to a new session: the original file is never opened for writing
-(seed 000's "step ask").
+(a "step ask", as a post-mortem of a workflow runner's resume proposed). Where Claude Code's
+numbers and layouts come from: the sources page, ``chapters/sources.md``.
 
 The pieces: ``capsule`` (the capsule, the token budget, reading a child's run), ``children``
 (making a fresh child or a fork), ``tool`` (the tool and its plugin), ``proof`` (comparing

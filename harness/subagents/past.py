@@ -1,4 +1,5 @@
-"""Ask a past step: fork a recorded session at one entry and question it (seed 000)."""
+"""Ask a past step: fork a recorded session at one entry and question it (a "step ask", as a
+post-mortem of a workflow runner's resume proposed)."""
 
 from __future__ import annotations
 

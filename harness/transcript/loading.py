@@ -24,7 +24,8 @@ from harness.transcript.reading import _regular_file, last_boundary_offset, read
 
 FAST_PATH_BYTES = 5 * 1024 * 1024
 """Files larger than this are read from their last compact boundary only. Claude Code's
-threshold is 5 MB (``SKIP_PRECOMPACT_THRESHOLD``, observed in its source, seed 003)."""
+threshold is 5 MB (``SKIP_PRECOMPACT_THRESHOLD``, observed in its source; see the sources
+page, ``chapters/sources.md``)."""
 
 
 @dataclass
