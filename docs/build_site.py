@@ -93,6 +93,8 @@ class Chapter:
     """The first heading, without its ``NN ·`` prefix."""
     minutes: int
     """Reading time, as the chapter's first cell states it (a test measures it)."""
+    exercise_minutes: int
+    """Exercise time, as the chapter's first cell states it (a test checks the estimate)."""
 
     @property
     def page(self) -> str:
@@ -117,10 +119,15 @@ def chapters() -> list[Chapter]:
         first = source_text(read_notebook(path)["cells"][0])
         heading = re.search(r"^# (.+)$", first, re.M)
         minutes = re.search(r"reads in about (\d+) minutes", first)
-        if heading is None or minutes is None:
-            raise SystemExit(f"{path.name}: the first cell needs a '# ' title and a reading time")
+        exercises = re.search(r"plus about (\d+) for its exercises", first)
+        if heading is None or minutes is None or exercises is None:
+            raise SystemExit(
+                f"{path.name}: the first cell needs a '# ' title, a reading and an exercise time"
+            )
         title = re.sub(r"^\d\d\s*·\s*", "", heading.group(1)).strip()
-        found.append(Chapter(path, path.name[:2], title, int(minutes.group(1))))
+        found.append(
+            Chapter(path, path.name[:2], title, int(minutes.group(1)), int(exercises.group(1)))
+        )
     return found
 
 
@@ -193,7 +200,8 @@ def about_cell(chapter: Chapter) -> dict[str, Any]:
 :::{{admonition}} About this chapter
 :class: tip
 
-**Reading time**: about {chapter.minutes} minutes.
+**Reading time**: about {chapter.minutes} minutes, plus about {chapter.exercise_minutes} for
+the exercises.
 **Run this chapter**: [on Binder]({binder_url(notebook)}) (in your browser, nothing to install),
 or on your machine with `uv run jupyter lab {notebook}` (see the [set-up](../index.md#set-up)).
 This page shows the outputs stored in the notebook; run it to change the code and see what
@@ -302,6 +310,11 @@ def chapter_summary(number: int) -> tuple[int, int, list[str]]:
     return len(found), sum(m.lines for m in found), [p for p in POINTS if p in used]
 
 
+def hours(minutes: int) -> str:
+    """``425`` as ``7 h 05 min``."""
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
 def home_page(found: list[Chapter]) -> str:
     readme = "README.md"  # a copy beside index.md (conf.py keeps it from being a page)
     toc = "\n".join(chapter.page for chapter in found)
@@ -311,9 +324,11 @@ def home_page(found: list[Chapter]) -> str:
         plugs = ", ".join(f"`{p}`" for p in points) or "–"
         rows.append(
             f"| {c.number} | [{c.title}]({c.page}.ipynb) | {c.minutes} min "
+            f"| {c.exercise_minutes} min "
             f"| {modules} | {lines:,} | {plugs} |"
         )
     total = sum(c.minutes for c in found)
+    practice = sum(c.exercise_minutes for c in found)
     table = "\n".join(rows)
     return f"""\
 # Build an agent harness
@@ -327,13 +342,14 @@ def home_page(found: list[Chapter]) -> str:
 
 Each chapter is one notebook: read it here, or run it (each chapter's page has a Binder link
 and says how to run it on your machine). Reading times are the chapters' own, measured; all
-together about {total // 60} h {total % 60:02d} min. The last three columns are read from the
+together about {hours(total)}, and about {hours(practice)} of exercises (estimated: see the
+sources page). The last three columns are read from the
 code of `harness` when this site was built: the modules the chapter adds (exercise checks
 left out), their lines of code, and the loop points its plugins use (chapter 01 defines
 them). Each chapter's page lists its modules one by one.
 
-| # | chapter | reading time | modules | lines of code | plugs into the loop at |
-|---|---|---|---:|---:|---|
+| # | chapter | reading time | exercises | modules | lines of code | plugs into the loop at |
+|---|---|---|---|---:|---:|---|
 {table}
 
 Where every documented and observed number comes from, with its public address and the date

@@ -57,7 +57,7 @@ class AssistantReplied(Event):
         # breakpoint, which is 0 when the cache covers the prompt ("in 0" reads as a bug).
         counts = f"in {usage.input_tokens + read + written:,}"
         if read or written:
-            counts += f" ({read:,} read from the cache, {written:,} written to it)"
+            counts += f" (cache: {read:,} read, {written:,} written)"
         counts += f", out {usage.output_tokens:,}"
         return (
             f"← reply {self.turn}: {' '.join(parts) or '(empty)'}  "

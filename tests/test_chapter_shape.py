@@ -1,6 +1,7 @@
 """Every chapter has the course's shape: a map, exercises that ship as stubs with checks and
 solutions, an optional live cell, a table of where its numbers come from, a recap, a stated
-reading time that is the measured one (at most 45 minutes), and links that lead somewhere."""
+reading time that is the measured one (at most 45 minutes), a stated exercise time that is the
+estimated one, and links that lead somewhere."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.benchmarks import exercise_time
 from tests.benchmarks.reading_time import LIMIT_MINUTES, reading
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,11 +133,27 @@ def test_states_its_measured_reading_time_and_it_is_at_most_45_minutes(path: Pat
 
 
 @notebooks
-def test_the_readme_lists_the_measured_reading_time(path: Path) -> None:
+def test_states_its_estimated_exercise_time(path: Path) -> None:
+    stated = re.search(r"plus about (\d+) for its exercises", text(cells(path)[0]))
+    assert stated, f"{path.name}: the first cell does not say 'plus about N for its exercises'"
+    assert int(stated.group(1)) == exercise_time.stated(path)
+
+
+@notebooks
+def test_the_readme_lists_the_reading_and_exercise_times(path: Path) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    row = re.search(rf"^\| {path.name[:2]} \|.*\| (\d+) min \|", readme, re.M)
+    row = re.search(rf"^\| {path.name[:2]} \|.*\| (\d+) min \| (\d+) min \|", readme, re.M)
     assert row, f"README has no row for {path.name} with its minutes"
     assert int(row.group(1)) == reading(path).stated
+    assert int(row.group(2)) == exercise_time.stated(path)
+
+
+def test_the_readme_states_the_whole_course_time() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    read = sum(reading(path).stated for path in NOTEBOOKS)
+    exercises = sum(exercise_time.stated(path) for path in NOTEBOOKS)
+    hours = f"about {read / 60:.1f} hours of reading and {exercises / 60:.1f} hours of exercises"
+    assert hours in readme, f"README does not say '{hours}'"
 
 
 @notebooks

@@ -44,13 +44,14 @@ def code_cells(notebook: dict[str, object]) -> list[dict[str, object]]:
 # --- a notebook made into a page, without Sphinx ---------------------------------------------
 
 
-def test_every_chapter_is_found_with_its_title_and_reading_time() -> None:
+def test_every_chapter_is_found_with_its_title_reading_and_exercise_time() -> None:
     names = sorted(p.name for p in (ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
     assert [c.path.name for c in CHAPTERS] == names
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for c in CHAPTERS:
         assert not c.title.startswith(c.number)
-        assert re.search(rf"^\| {c.number} \|.*\| {c.minutes} min \|", readme, re.M), c.number
+        row = rf"^\| {c.number} \|.*\| {c.minutes} min \| {c.exercise_minutes} min \|"
+        assert re.search(row, readme, re.M), c.number
 
 
 def test_shown_code_becomes_a_code_block_without_its_own_stylesheet() -> None:
@@ -95,7 +96,7 @@ def test_each_chapter_page_starts_with_what_the_chapter_adds() -> None:
         page = site_build.site_notebook(c)
         about = "".join(page["cells"][1]["source"])
         assert "About this chapter" in about
-        assert f"about {c.minutes} minutes" in about
+        assert f"about {c.minutes} minutes, plus about {c.exercise_minutes} for" in about
         assert f"lab/tree/chapters/{c.path.name}" in about
         for name in chapter_modules(int(c.number)):
             if not name.startswith("harness.exercises"):
@@ -335,7 +336,8 @@ def test_the_home_page_has_the_map_and_every_chapter_with_its_time(
     )
     for c in CHAPTERS:
         assert f"chapters/{c.path.stem}.html" in home.links, c.number
-        assert re.search(rf"{c.number} {re.escape(c.title)} {c.minutes} min", home.visible), c
+        shown = rf"{c.number} {re.escape(c.title)} {c.minutes} min {c.exercise_minutes} min"
+        assert re.search(shown, home.visible), c
 
 
 def test_the_search_index_knows_the_chapters_words(site: Path) -> None:

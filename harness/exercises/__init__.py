@@ -60,7 +60,7 @@ class NotYet(Exception):
 
 
 def exercise(
-    name: str, hint: str, *, first: str = "", number: int = 0
+    name: str, hint: str, *, first: str, number: int
 ) -> Callable[[Callable[P, str]], Callable[P, Verdict]]:
     """Make a check: the wrapped function returns what passed, or raises :class:`NotYet`.
 

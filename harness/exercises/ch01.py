@@ -19,8 +19,8 @@ _LIMIT_HINT = (
 )
 _LIMIT_FIRST = (
     "with a model that never stops (every reply asks for two tools) and max_turns=3, it should "
-    "make 3 model calls and return (messages, True): the prompt, then each reply followed by "
-    "its results, 7 messages."
+    "make 3 model calls and give back 7 messages (the prompt, then each reply followed by its "
+    "results) and True, since the limit ended the run."
 )
 _LIMIT_RECIPE = """\
 1. Copy agent_loop from the top of the chapter, and replace `while True:` with

@@ -11,6 +11,9 @@ The rates are our choice, stated so the figure can be checked and argued with:
 - every other text output (tables, event logs) at 300 words a minute: it is scanned, not read;
 - 30 seconds for each figure and each widget.
 
+The exercises are not counted here: reading their tasks, writing, running the checks and fixing
+once is the chapter's *exercise time*, which ``tests/benchmarks/exercise_time.py`` estimates.
+
 What a learner may skip is counted apart, as *asides*: ``<details>`` blocks in the prose and
 code cells whose source is collapsed (``"jupyter": {"source_hidden": true}``). The chapter
 states its main-path time, rounded to the nearest 5 minutes, and the README's table repeats
@@ -34,6 +37,7 @@ FIGURE_SECONDS = 30
 LIMIT_MINUTES = 45
 
 DETAILS = re.compile(r"<details>.*?</details>", re.S)
+EXERCISE = re.compile(r"^### Exercise (\d+)\b", re.M)
 PICTURES = ("image/png", "image/svg+xml", "application/vnd.jupyter.widget-view+json")
 
 
@@ -61,11 +65,45 @@ class Reading:
         return max(5, 5 * round(self.minutes / 5))
 
 
+@dataclass(frozen=True)
+class ExerciseCells:
+    """Where exercise ``number`` sits: its task (from its heading on), stub and check cells."""
+
+    number: int
+    task: str
+    stub: int
+    check: int
+
+
+def exercise_cells(cells: list[dict[str, Any]]) -> list[ExerciseCells]:
+    """Each ``### Exercise N`` of a chapter: its task text, then its stub and check cells.
+
+    The task is the heading's markdown cell from the heading on; the stub is the next code
+    cell and the check the one after it (the layout every chapter uses).
+    """
+    found = []
+    for index, cell in enumerate(cells):
+        source = "".join(cell["source"])
+        heading = EXERCISE.search(source) if cell["cell_type"] == "markdown" else None
+        if heading is None:
+            continue
+        code = [i for i in range(index + 1, len(cells)) if cells[i]["cell_type"] == "code"]
+        found.append(ExerciseCells(int(heading.group(1)), source[heading.start() :], *code[:2]))
+    return found
+
+
 def reading(path: Path) -> Reading:
     notebook: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     prose = code = outputs = figures = asides = 0.0
-    for cell in notebook["cells"]:
+    exercises = exercise_cells(notebook["cells"])
+    skipped = {i for e in exercises for i in (e.stub, e.check)}
+    tasks = {e.task for e in exercises}
+    for index, cell in enumerate(notebook["cells"]):
+        if index in skipped:
+            continue
         source = "".join(cell["source"])
+        for task in tasks:  # an exercise's task is read in its exercise time
+            source = source.replace(task, "")
         if cell["cell_type"] == "markdown":
             aside = sum(words(block) for block in DETAILS.findall(source))
             prose += (words(source) - aside) / PROSE_WPM
