@@ -137,6 +137,13 @@ EXAMPLE_PATHS = {
 }
 
 
+def generated_folders() -> tuple[str, ...]:
+    """The folders the project's commands write and git ignores (``build/``, the browser
+    test's ``tests/browser/screenshots/``): a path in one is cited before it exists."""
+    lines = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    return tuple(line.strip() for line in lines if line.strip().endswith("/") and "/" in line)
+
+
 def cited_files(passage: Passage) -> Iterator[tuple[int, str, Path]]:
     """The files a passage cites: where in the text, as written, and as resolved."""
     for found in QUOTED_PATH.finditer(passage.text):
@@ -168,7 +175,7 @@ def missing_files(passages: Iterator[Passage]) -> list[str]:
         for match in NOT_IN_PROJECT.finditer(passage.text):
             found.append(f"{passage.at(match.start())}: cites REFERENCE.md")
         for offset, written, path in cited_files(passage):
-            if written in EXAMPLE_PATHS:
+            if written in EXAMPLE_PATHS or written.startswith(generated_folders()):
                 continue
             try:
                 path.resolve().relative_to(ROOT)
@@ -190,6 +197,7 @@ def test_the_file_check_finds_a_missing_file_and_spares_an_existing_one() -> Non
         "example: harness/no_such_module.py does not exist"
     ]
     assert check("(see REFERENCE.md)") == ["example: cites REFERENCE.md"]
+    assert check("the pictures go to `tests/browser/screenshots/site-*.png`") == []
     assert check("[notes](notes.md#top)") == ["example: notes.md does not exist"]
     assert check("Claude Code's `CLAUDE.md` and [the API](https://example.com/x.md)") == []
     code = Passage("example", ROOT, "tools[name](**block.input)  # see `harness/loop.py`")
