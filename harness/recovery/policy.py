@@ -1,9 +1,9 @@
 """The recovery policy: how many attempts, how long to wait, when to fall back or escalate.
 
 :class:`RecoveryPolicy` holds what :class:`~harness.recovery.plugin.Recovery` does, as numbers,
-with Claude Code's (observed) as the defaults but one, and two policies to compare it with: the SDK's
-own retries and a naive retry loop. :data:`CONTINUATION_PROMPT` is what the model is told when
-a cut reply is kept and it is asked to go on.
+with Claude Code's (observed) as the defaults but one (``max_attempts``), and two policies to
+compare it with: the SDK's own retries and a naive retry loop. :data:`CONTINUATION_PROMPT` is
+what the model is told when a cut reply is kept and it is asked to go on.
 """
 
 from __future__ import annotations
