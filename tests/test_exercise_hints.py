@@ -65,7 +65,7 @@ def stub_verdict(exercise: Exercise) -> str:
     (path,) = CHAPTERS.glob(f"{exercise.chapter[2:]}_*.ipynb")
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     (found,) = [e for e in exercise_cells(cells) if e.number == exercise.number]
-    return outputs_of(cells[found.check])
+    return outputs_of(cells[found.check]).replace("\n    ", " ")  # unfold the long lines
 
 
 def outputs_of(cell: dict[str, object]) -> str:
@@ -116,3 +116,12 @@ def test_every_exercise_has_a_mutation_test(exercise: Exercise) -> None:
         f"tests/test_exercises_{exercise.chapter}.py does not run the mutants of exercise "
         f"{exercise.number} (assert_exercise_caught)"
     )
+
+
+def test_a_not_yet_is_shown_folded_to_the_width_of_a_notebook_and_read_whole() -> None:
+    from harness.exercises import WIDTH, ch07
+
+    verdict = ch07.check_due(lambda context, at_last, calls: False)
+    shown = repr(verdict)
+    assert all(len(line) <= WIDTH for line in shown.splitlines()), shown
+    assert shown.replace("\n    ", " ") == str(verdict)

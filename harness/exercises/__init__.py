@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dis
 import functools
+import textwrap
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -44,10 +45,25 @@ class Verdict:
     def __bool__(self) -> bool:
         return self.passed
 
-    def __repr__(self) -> str:  # the notebook shows a check cell's last value with repr
+    def __str__(self) -> str:
         return self.text
 
-    __str__ = __repr__
+    def __repr__(self) -> str:  # the notebook shows a check cell's last value with repr
+        return wrapped(self.text)
+
+
+WIDTH = 78
+"""Columns a notebook's output shows without scrolling sideways (and the website's too)."""
+
+
+def wrapped(text: str) -> str:
+    """``text`` with each long line folded at :data:`WIDTH`, its continuation indented."""
+    return "\n".join(
+        textwrap.fill(
+            line, WIDTH, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False
+        )
+        for line in text.splitlines()
+    )
 
 
 class NotYet(Exception):
@@ -194,4 +210,15 @@ def _loaded(code: types.CodeType) -> set[str]:
     return found
 
 
-__all__ = ["NotYet", "Recipe", "Verdict", "exercise", "forbid", "hints", "not_yet", "refers_to"]
+__all__ = [
+    "WIDTH",
+    "NotYet",
+    "Recipe",
+    "Verdict",
+    "exercise",
+    "forbid",
+    "hints",
+    "not_yet",
+    "refers_to",
+    "wrapped",
+]

@@ -9,9 +9,11 @@ conversation the API accepts. Both refuse code that calls the package's answer.
 
 from __future__ import annotations
 
+import functools
 import random
 import tempfile
 from collections.abc import Callable
+from copy import deepcopy
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +81,12 @@ class _Learners(ExtractionSchedule):
         return answer
 
 
+@functools.cache
+def _package_extractions() -> list[tuple[int, int]]:
+    """The package's own schedule in the small session: what the learner's must match."""
+    return _extractions(ExtractionSchedule())
+
+
 def _extractions(schedule: ExtractionSchedule) -> list[tuple[int, int]]:
     """(reply, context tokens) of each extraction in a small scripted session."""
     with tempfile.TemporaryDirectory() as scratch:
@@ -105,7 +113,7 @@ def _extractions(schedule: ExtractionSchedule) -> list[tuple[int, int]]:
 @exercise("due", _DUE_HINT, first=_DUE_FIRST, number=1)
 def check_due(due: Callable[[int, int | None, int], Any]) -> str:
     why = "due calls ExtractionSchedule.due; write the rule yourself."
-    expected = _extractions(ExtractionSchedule())
+    expected = _package_extractions()
     with forbid(ExtractionSchedule, "due", why):
         for context, at_last, calls, answer, reason in _DUE_CASES:
             got = due(context, at_last, calls)
@@ -210,19 +218,26 @@ def _cases() -> list[tuple[list[m.MessageDict], int, int]]:
     return cases + _on_the_edge(random.Random(11))
 
 
-@exercise("cut_point", _CUT_HINT, first=_CUT_FIRST, number=2)
-def check_cut_point(cut_point: Callable[[list[m.MessageDict], int, int], Any]) -> str:
-    why = "cut_point calls keep_from; write the walk back yourself."
-    if refers_to(cut_point, keep_from):
-        raise NotYet(why)
+@functools.cache
+def _cuts() -> tuple[list[tuple[list[m.MessageDict], int, int]], list[int]]:
+    """The generated cases and where ``keep_from`` cuts each: made once, they never change."""
     cases = _cases()
     expected = [
         keep_from(msgs, len(msgs), min_tokens=t, min_messages=k, max_tokens=10**12)
         for msgs, t, k in cases
     ]
+    return cases, expected
+
+
+@exercise("cut_point", _CUT_HINT, first=_CUT_FIRST, number=2)
+def check_cut_point(cut_point: Callable[[list[m.MessageDict], int, int], Any]) -> str:
+    why = "cut_point calls keep_from; write the walk back yourself."
+    if refers_to(cut_point, keep_from):
+        raise NotYet(why)
+    cases, expected = _cuts()
     with forbid(session_memory, "keep_from", why):
         for (messages, min_tokens, min_messages), want in zip(cases, expected, strict=True):
-            copy = [dict(msg) for msg in messages]
+            copy = deepcopy(messages)  # the cases are made once: the learner gets a copy
             got = cut_point(copy, min_tokens, min_messages)
             if copy != messages:
                 raise NotYet("cut_point changed the messages it was given; only read them.")
