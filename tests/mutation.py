@@ -42,7 +42,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from tests.solutions import SOLUTIONS
+from tests.solutions import SOLUTIONS, definitions
 
 LINE_BUDGET = 200_000
 MUTANT_FILE = "<mutant>"
@@ -271,16 +271,8 @@ class _Replace(ast.NodeTransformer):
 
 def mutants(chapter: str, names: list[str], folder: Path = SOLUTIONS) -> Iterator[Mutant]:
     """Every mutant of the definitions ``names`` in ``chapters/solutions/<chapter>.py``."""
-    path = folder / f"{chapter}.py"
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    tree, targets = definitions(chapter, names, folder)
     _mark_docstrings(tree)
-    targets = [
-        node
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in names
-    ]
-    missing = set(names) - {t.name for t in targets}
-    assert not missing, f"{path} does not define {sorted(missing)}"
     points = _Points()
     for target in targets:
         for statement in target.body:

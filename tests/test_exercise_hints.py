@@ -19,7 +19,8 @@ import pytest
 from harness.exercises import Recipe
 from tests.benchmarks.reading_time import exercise_cells
 from tests.mutation import Exercise, all_exercises
-from tests.solutions import SOLUTIONS
+from tests.solutions import SOLUTIONS, definitions
+from tests.test_chapter_shape import output_text
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
@@ -28,25 +29,22 @@ EXERCISES = all_exercises()
 
 def solution_lines(chapter: str, names: list[str]) -> list[str]:
     """The lines of logic of a solution's definitions: what no hint may show."""
-    path = SOLUTIONS / f"{chapter}.py"
-    source = path.read_text(encoding="utf-8")
-    tree = ast.parse(source)
-    lines = source.splitlines()
-    found = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in names:
-            docstrings = {
-                n.value.lineno
-                for n in ast.walk(node)
-                if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
-            }
-            start = node.body[0].lineno  # after the signature, which the stub shows too
-            for number in range(start, (node.end_lineno or node.lineno) + 1):
-                text = lines[number - 1].split("#")[0].strip()
-                if number in docstrings or len(text) < 12 or text.startswith(("def ", '"""')):
-                    continue
-                found.append(text)
-    return found
+    _, found = definitions(chapter, names)
+    lines = (SOLUTIONS / f"{chapter}.py").read_text(encoding="utf-8").splitlines()
+    shown = []
+    for node in found:
+        docstrings = {
+            n.value.lineno
+            for n in ast.walk(node)
+            if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+        }
+        start = node.body[0].lineno  # after the signature, which the stub shows too
+        for number in range(start, (node.end_lineno or node.lineno) + 1):
+            text = lines[number - 1].split("#")[0].strip()
+            if number in docstrings or len(text) < 12 or text.startswith(("def ", '"""')):
+                continue
+            shown.append(text)
+    return shown
 
 
 def squeeze(text: str) -> str:
@@ -60,21 +58,26 @@ def shown_lines(lines: list[str], text: str) -> list[str]:
     return [line for line in lines if len(squeeze(line)) >= 12 and squeeze(line) in flat]
 
 
+def recipe_sentences(exercise: Exercise) -> list[str]:
+    """The sentences and lines of the exercise's recipe (``hint(n)``)."""
+    module = importlib.import_module(f"harness.exercises.{exercise.chapter}")
+    return re.split(r"(?<=[.;])\s+|\n", module.hint(exercise.number).text)
+
+
+def test_a_recipe_sentence_or_a_solution_line_in_a_not_yet_is_found() -> None:
+    due = next(e for e in EXERCISES if (e.chapter, e.number) == ("ch07", 1))
+    leak = max(recipe_sentences(due), key=len)
+    assert shown_lines(recipe_sentences(due), f"not yet: ...\nhint: {leak}") == [leak]
+    line = solution_lines("ch07", ["due"])[0]
+    assert shown_lines([line], f"hint: write  {line.replace(' ', '  ')}") == [line]
+
+
 def stub_verdict(exercise: Exercise) -> str:
     """What the check said to the notebook's own stub: the check cell's stored output."""
     (path,) = CHAPTERS.glob(f"{exercise.chapter[2:]}_*.ipynb")
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     (found,) = [e for e in exercise_cells(cells) if e.number == exercise.number]
-    return outputs_of(cells[found.check]).replace("\n    ", " ")  # unfold the long lines
-
-
-def outputs_of(cell: dict[str, object]) -> str:
-    texts = []
-    for output in cell.get("outputs", []):  # type: ignore[attr-defined]
-        texts.append("".join(output.get("text", "")))
-        for value in output.get("data", {}).values():
-            texts.append(value if isinstance(value, str) else "".join(map(str, value)))
-    return "\n".join(t for t in texts if t).strip()
+    return output_text(cells[found.check]).strip().replace("\n    ", " ")  # unfold the long lines
 
 
 @pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: f"{e.chapter}-ex{e.number}")
@@ -87,10 +90,12 @@ def test_a_stub_hears_the_first_case_a_hint_and_where_the_recipe_is(exercise: Ex
 
 
 @pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: f"{e.chapter}-ex{e.number}")
-def test_a_stubs_not_yet_holds_no_line_of_the_solution(exercise: Exercise) -> None:
+def test_a_stubs_not_yet_holds_no_line_of_the_solution_or_the_recipe(exercise: Exercise) -> None:
     text = stub_verdict(exercise)
     shown = shown_lines(solution_lines(exercise.chapter, exercise.names), text)
     assert not shown, f"the stub's 'not yet' shows the solution's lines: {shown}"
+    recipe = shown_lines(recipe_sentences(exercise), text)
+    assert not recipe, f"the stub's 'not yet' shows the recipe's lines: {recipe}"
 
 
 @pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: f"{e.chapter}-ex{e.number}")

@@ -50,17 +50,6 @@ def test_the_first_case_of_exercise_2_is_the_sessions_first_compaction() -> None
     assert (first.trigger, first.tokens_before, first.tokens_after) == ("auto", 9_156, 3_345)
 
 
-def test_no_stub_answer_holds_a_line_of_the_recipe() -> None:
-    for number, verdict in [
-        (1, ch05.check_pin_constraints(stub)),
-        (2, ch05.check_record_savings(stub, [])),
-    ]:
-        text = str(verdict)
-        for line in ch05.hint(number).text.splitlines():
-            assert line.strip() not in text, line
-        assert "tokens_before - " not in text and "pinned.add(" not in text
-
-
 def test_hint_gives_each_recipe_and_refuses_a_third() -> None:
     assert 'pinned.add(sentence, source="user")' in str(ch05.hint(1))
     assert "savings.append(" in str(ch05.hint(2))

@@ -9,7 +9,7 @@ from harness import messages as m
 from harness.approvals import PendingToolCall, call_hash
 from harness.exercises import ch09
 from tests.mutation import assert_exercise_caught
-from tests.solutions import SOLUTIONS, load
+from tests.solutions import load
 
 solutions = load("ch09")
 
@@ -32,19 +32,6 @@ def test_the_stubs_are_told_not_yet_with_a_hint() -> None:
         assert str(verdict).startswith("not yet: ")
         assert "stub" in str(verdict) and "\nhint: " in str(verdict)
         assert "first case: " in str(verdict) and "stuck? ch09.hint(" in str(verdict)
-
-
-def test_no_not_yet_of_a_stub_holds_a_line_of_the_solution_or_the_recipe() -> None:
-    lines = [
-        line.strip()
-        for line in (SOLUTIONS / "ch09.py").read_text().splitlines()
-        if len(line.strip()) > 12 and not line.strip().startswith(("def ", '"""', "from "))
-    ]
-    for n, verdict in ((1, ch09.check_decide_rule(stub)), (2, ch09.check_bound(stub))):
-        assert ch09.hint(n).text not in str(verdict)
-        assert [line for line in lines if line in str(verdict)] == []
-        for code in ("return (", "hashlib", "json.dumps", "sort_keys", "== snapshot"):
-            assert code not in str(verdict)
 
 
 def test_every_mutant_of_the_rule_solution_is_caught() -> None:

@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.benchmarks.reading_time import CODE_WPM, PROSE_WPM, exercise_cells, words
+from tests.solutions import definitions
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-SOLUTIONS = ROOT / "chapters" / "solutions"
 START_MINUTES = 2.0
 LINE_MINUTES = 1.0
 RUN_MINUTES = 1.0
@@ -59,20 +59,19 @@ class ExerciseTime:
         return self.read + write + RUN_MINUTES + FIX_MINUTES
 
 
-def logic_lines(solution: Path, names: tuple[str, ...]) -> int:
+def logic_lines(chapter: str, names: tuple[str, ...]) -> int:
     """Lines of logic in the solution's definitions of ``names`` (statements, no docstrings)."""
-    tree = ast.parse(solution.read_text(encoding="utf-8"))
+    _, found = definitions(chapter, names, missing_ok=True)  # a stub's data is not counted
     lines: set[int] = set()
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in names:
-            for inner in ast.walk(node):
-                if inner is node or not isinstance(inner, ast.stmt):
-                    continue
-                if isinstance(inner, ast.Expr) and isinstance(inner.value, ast.Constant):
-                    continue  # a docstring
-                if isinstance(inner, ast.FunctionDef):
-                    continue  # a method's `def` line: its body counts
-                lines.add(inner.lineno)
+    for node in found:
+        for inner in ast.walk(node):
+            if inner is node or not isinstance(inner, ast.stmt):
+                continue
+            if isinstance(inner, ast.Expr) and isinstance(inner.value, ast.Constant):
+                continue  # a docstring
+            if isinstance(inner, ast.FunctionDef):
+                continue  # a method's `def` line: its body counts
+            lines.add(inner.lineno)
     return len(lines)
 
 
@@ -80,13 +79,13 @@ def exercise_times(path: Path) -> list[ExerciseTime]:
     """Every exercise of the chapter at ``path``, with its estimate."""
     notebook: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     cells = notebook["cells"]
-    solution = SOLUTIONS / f"ch{path.name[:2]}.py"
+    chapter = f"ch{path.name[:2]}"
     found = []
     for exercise in exercise_cells(cells):
         stub = "".join(cells[exercise.stub]["source"])
         names = tuple(a or b for a, b in DEFINES.findall(stub))
         read = words(exercise.task) / PROSE_WPM + words(stub) / CODE_WPM
-        found.append(ExerciseTime(exercise.number, names, read, logic_lines(solution, names)))
+        found.append(ExerciseTime(exercise.number, names, read, logic_lines(chapter, names)))
     return found
 
 
