@@ -373,7 +373,7 @@ def test_a_short_first_breakpoint_is_skipped_but_a_later_one_caches_the_whole_pr
     assert list(cache.entries) == [(MODEL, prefix_blocks(None, system, messages)[-1].digest)]
 
 
-# --- the 20-block lookback -----------------------------------------------------------------
+# --- the lookback: 20 positions --------------------------------------------------------------
 
 
 def many_blocks(n: int) -> list[Block]:
@@ -410,7 +410,7 @@ def test_an_entry_20_or_more_blocks_back_is_missed(distance: int) -> None:
     result = send(cache, request, system=system)
     assert result.read == 0
     assert result.written == size(request, system=system)
-    assert "20 or more blocks" in result.explanation
+    assert "20 or more positions" in result.explanation
 
 
 def test_an_intermediate_breakpoint_bridges_a_long_gap() -> None:
@@ -423,6 +423,151 @@ def test_an_intermediate_breakpoint_bridges_a_long_gap() -> None:
     result = send(cache, request, system=system)
     assert result.read == first.written
     assert result.uncached == 0
+
+
+# The API docs: "a run of consecutive tool_use blocks counts as one position, and so does a run
+# of consecutive tool_result blocks" (prompt caching, How automatic prefix checking works).
+
+
+def calls(n: int, start: int = 0) -> list[Block]:
+    return [
+        {"type": "tool_use", "id": f"toolu_{start + i:04d}", "name": "grep", "input": {"n": i}}
+        for i in range(n)
+    ]
+
+
+def results(n: int, start: int = 0) -> list[Block]:
+    return [
+        {"type": "tool_result", "tool_use_id": f"toolu_{start + i:04d}", "content": f"match {i}"}
+        for i in range(n)
+    ]
+
+
+def image(i: int) -> Block:
+    source = {"type": "base64", "media_type": "image/png", "data": f"i{i}"}
+    return {"type": "image", "source": source}
+
+
+OPENING = [{"role": "user", "content": [text(20, "look at the billing module")]}]
+
+
+def after_previous_request(added: list[Block]) -> tuple[PromptCache, CacheResult, CacheResult]:
+    """The previous request, cached at its last message, then the same conversation plus
+    ``added`` with the moving breakpoint on its last block: (cache, first, second)."""
+    cache = PromptCache(clock=FakeClock())
+    first = send(cache, with_last_marked(OPENING), system=BIG_SYSTEM)
+    second = send(cache, with_last_marked(OPENING + added), system=BIG_SYSTEM)
+    return cache, first, second
+
+
+def parallel_turn(n: int, *, line: bool, start: int = 0) -> list[Block]:
+    """A reply with (a line of text and) ``n`` parallel calls, then the message of their results."""
+    reply_blocks = ([text(5, "all at once")] if line else []) + calls(n, start)
+    return [
+        {"role": "assistant", "content": reply_blocks},
+        {"role": "user", "content": results(n, start)},
+    ]
+
+
+def test_fifteen_parallel_calls_keep_the_previous_entry_as_on_the_api() -> None:
+    # The issue's case: 31 blocks after the entry, but 3 positions (text, calls, results).
+    _, first, second = after_previous_request(parallel_turn(15, line=True))
+    assert second.read == first.written + first.read
+    assert second.read_until == "messages[0].content[0]"
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    widths=st.lists(st.integers(1, 60), min_size=1, max_size=6),
+    lines=st.lists(st.booleans(), min_size=6, max_size=6),
+)
+def test_parallel_turns_of_any_width_keep_the_entry(widths: list[int], lines: list[bool]) -> None:
+    # Up to six turns without a write between them: at most 3 positions each, 18 in all.
+    added: list[Block] = []
+    for i, width in enumerate(widths):
+        added += parallel_turn(width, line=lines[i], start=100 * i)
+    _, first, second = after_previous_request(added)
+    assert second.read == first.written + first.read
+
+
+def narrated_turn(n: int, start: int = 0) -> list[Block]:
+    """A reply that puts a line of text before each of its ``n`` calls, then their results."""
+    reply_blocks: list[Block] = []
+    for i, call in enumerate(calls(n, start)):
+        reply_blocks += [text(5, f"now step {i}"), call]
+    return [
+        {"role": "assistant", "content": reply_blocks},
+        {"role": "user", "content": results(n, start)},
+    ]
+
+
+def positions_of(added: list[Block]) -> int:
+    """Positions ``added`` spans, counted here independently of the simulator: a block starts
+    a new position unless it is a tool_use after a tool_use or a tool_result after a
+    tool_result."""
+    kinds = [block["type"] for message in added for block in message["content"]]
+    runs = ("tool_use", "tool_result")
+    return sum(1 for i, k in enumerate(kinds) if i == 0 or k not in runs or kinds[i - 1] != k)
+
+
+# One unit of "other content": what adds positions whatever the width of a parallel turn.
+UNITS = st.sampled_from(["narrated_call", "text_block", "image_block", "sequential_round"])
+
+
+def build(units: list[str]) -> list[Block]:
+    """Messages made of ``units``, alternating roles where a unit needs it."""
+    added: list[Block] = []
+    for i, unit in enumerate(units):
+        if unit == "narrated_call":
+            added += narrated_turn(1, start=100 * i)
+        elif unit == "sequential_round":
+            added += parallel_turn(1, line=False, start=100 * i)
+        else:
+            block = text(5, f"pasted {i}") if unit == "text_block" else image(i)
+            added += [
+                {"role": "assistant", "content": [text(5, f"ok {i}")]},
+                {"role": "user", "content": [block]},
+            ]
+    return added
+
+
+@settings(max_examples=60, deadline=None)
+@given(units=st.lists(UNITS, min_size=1, max_size=14))
+def test_an_entry_is_read_exactly_when_fewer_than_20_positions_were_added(
+    units: list[str],
+) -> None:
+    added = build(units)
+    _, first, second = after_previous_request(added)
+    reads = second.read == first.written + first.read
+    # The breakpoint's own position counts first: the entry is 19 positions back at most.
+    assert reads == (positions_of(added) < 20)
+
+
+@pytest.mark.parametrize("n_calls", [9, 10])
+def test_a_reply_that_narrates_each_call_adds_two_positions_a_call(n_calls: int) -> None:
+    # 9 calls: 18 positions in the reply, 1 for the results: 19, read. 10 calls: 21, missed.
+    _, first, second = after_previous_request(narrated_turn(n_calls))
+    assert (second.read == first.written + first.read) == (n_calls == 9)
+    if n_calls == 10:
+        assert second.read_until == "system[0]"  # only the system prompt's own entry
+
+
+def test_twenty_one_sequential_positions_lose_the_entry() -> None:
+    # A long sequential loop with no write in between: 10 rounds of one call and its result
+    # (20 positions), then the model's closing line (21).
+    closing = {"role": "assistant", "content": [text(5, "done")]}
+    added = [*build(["sequential_round"] * 10), closing]
+    assert positions_of(added) == 21
+    _, _, second = after_previous_request(added)
+    assert second.read_until == "system[0]"  # the conversation's entry is out of reach
+    assert "20 or more positions" in second.explanation
+
+
+def test_a_message_of_many_images_loses_the_entry() -> None:
+    pasted = [{"role": "user", "content": [text(5, "see these")] + [image(i) for i in range(20)]}]
+    added = [{"role": "assistant", "content": [text(5, "send them")]}, *pasted]
+    _, _, second = after_previous_request(added)
+    assert second.read_until == "system[0]"
 
 
 def test_a_breakpoint_moved_before_the_cached_prefix_end_is_explained() -> None:

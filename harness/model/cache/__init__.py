@@ -6,7 +6,10 @@ that carries ``cache_control`` (a breakpoint). On the next request:
 
 * a breakpoint reads the longest cached prefix ending at it or at one of the blocks before
   it, 20 positions in all, the breakpoint counted first (the lookback), and then writes the
-  prefix up to itself;
+  prefix up to itself. A position is a block, except that a run of consecutive ``tool_use``
+  blocks is one position, and so is a run of consecutive ``tool_result`` blocks: many parallel
+  calls do not push the previous entry out of reach, a reply that alternates text and calls
+  or a message of many text or image blocks does (:func:`positions`);
 * at most 4 breakpoints are allowed (a 5th is a 400);
 * *automatic caching*: one ``cache_control`` at the top level of the request (not on a
   block) acts as a breakpoint on the last block that can carry one, and so moves forward as
@@ -36,7 +39,8 @@ likely, not promised); entries here never get evicted early. Token counts come f
 
 The pieces:
 
-* ``prefix``: the request as :class:`PrefixBlock`\\ s in prefix order, with their digests.
+* ``prefix``: the request as :class:`PrefixBlock`\\ s in prefix order, with their digests,
+  and the positions the lookback counts.
 * ``minimums``: the minimum cacheable prefix of each model, dated and sourced.
 * ``breakpoints``: automatic caching (:func:`with_automatic`) and the 400s on breakpoints.
 * ``misses``: :class:`Fingerprint` and :func:`diagnose`, a miss in the API's words.
@@ -54,12 +58,18 @@ from harness.model.cache.minimums import (
     minimum_cacheable_tokens,
 )
 from harness.model.cache.misses import PROMPT_AFFECTING, Fingerprint, diagnose, fingerprint
-from harness.model.cache.prefix import TTL, TTL_SECONDS, PrefixBlock, prefix_blocks
-from harness.model.cache.simulator import LOOKBACK_BLOCKS, CacheResult, PromptCache
+from harness.model.cache.prefix import TTL, TTL_SECONDS, PrefixBlock, positions, prefix_blocks
+from harness.model.cache.simulator import (
+    LOOKBACK_BLOCKS,
+    LOOKBACK_POSITIONS,
+    CacheResult,
+    PromptCache,
+)
 
 __all__ = [
     "DEFAULT_MINIMUM_TOKENS",
     "LOOKBACK_BLOCKS",
+    "LOOKBACK_POSITIONS",
     "MAX_BREAKPOINTS",
     "MINIMUMS_AS_OF",
     "MINIMUMS_SOURCE",
@@ -75,6 +85,7 @@ __all__ = [
     "diagnose",
     "fingerprint",
     "minimum_cacheable_tokens",
+    "positions",
     "prefix_blocks",
     "with_automatic",
 ]

@@ -3,9 +3,16 @@
 :class:`PromptCache` looks a request up, writes its breakpoints, and says how its tokens
 split in a :class:`CacheResult`, with why not more was read in its own words.
 
-A breakpoint reads the longest cached prefix ending at it or at one of the
-:data:`LOOKBACK_BLOCKS` blocks before it, the breakpoint counted first, and then writes the
-prefix up to itself. An entry lives 5 minutes (or 1 hour), and each read renews it.
+A breakpoint reads the longest cached prefix ending at it or at a block boundary within
+:data:`LOOKBACK_POSITIONS` positions, its own position counted first, and then writes the prefix
+up to itself. Positions are what the API counts, not blocks: a run of consecutive ``tool_use``
+blocks is one position, and so is a run of consecutive ``tool_result`` blocks (documented on the
+prompt caching page, https://platform.claude.com/docs/en/build-with-claude/prompt-caching,
+"How automatic prefix checking works", which states it for the Claude API; checked
+2026-11-26). So a reply with fifteen parallel
+calls and the message with their fifteen results add two positions, not thirty; a reply that
+puts a line of text before each call adds two positions per call. An entry lives 5 minutes
+(or 1 hour), and each read renews it.
 """
 
 from __future__ import annotations
@@ -20,9 +27,10 @@ from harness.clock import Clock, FakeClock
 from harness.model.cache.breakpoints import _check_breakpoints, with_automatic
 from harness.model.cache.minimums import minimum_cacheable_tokens
 from harness.model.cache.misses import Fingerprint, diagnose, fingerprint
-from harness.model.cache.prefix import TTL_SECONDS, PrefixBlock
+from harness.model.cache.prefix import TTL_SECONDS, PrefixBlock, positions
 
-LOOKBACK_BLOCKS = 20
+LOOKBACK_POSITIONS = 20
+LOOKBACK_BLOCKS = LOOKBACK_POSITIONS  # the name it had when the lookback counted blocks
 
 
 @dataclass(frozen=True)
@@ -66,7 +74,8 @@ class PromptCache:
     minimum_tokens: int | None = None
     """The shortest prefix that is cached. ``None``: each model's own minimum, from
     :data:`MINIMUM_CACHEABLE_TOKENS`; a number overrides it for every model."""
-    lookback: int = LOOKBACK_BLOCKS
+    lookback: int = LOOKBACK_POSITIONS
+    """How many positions a breakpoint checks, its own first (see :func:`positions`)."""
     entries: dict[tuple[str, str], _Entry] = field(default_factory=dict)
     _last: dict[str, tuple[list[PrefixBlock], float, int]] = field(default_factory=dict)
     _previous: Fingerprint | None = None
@@ -94,14 +103,17 @@ class PromptCache:
         for b in blocks:
             cumulative.append(cumulative[-1] + b.tokens)
 
+        position = positions(blocks)
         read_end = 0  # blocks [0, read_end) come from the cache
         for mark in marks:
-            for j in range(mark, max(-1, mark - self.lookback), -1):
+            j = mark
+            while j >= 0 and position[mark] - position[j] < self.lookback:
                 entry = self.entries.get((model, blocks[j].digest))
                 if entry is not None:
                     entry.expires_at = now + entry.ttl  # a read renews the entry
                     read_end = max(read_end, j + 1)
                     break
+                j -= 1
 
         write_end = read_end
         written_1h = 0
@@ -184,6 +196,6 @@ class PromptCache:
         if all(mark < old_write_end - 1 for mark in marks):
             return " (every breakpoint comes before the end of the prefix cached last time)"
         return (
-            f" (the cached prefix ends {self.lookback} or more blocks before every breakpoint, "
-            "out of the lookback's reach)"
+            f" (the cached prefix ends {self.lookback} or more positions before every "
+            "breakpoint, out of the lookback's reach)"
         )
