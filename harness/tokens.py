@@ -8,8 +8,10 @@ little so that non-Latin text is not badly under-counted:
 * ASCII text: one token per 4 characters (rounded up). The tokenizer of Claude models before
   4.7 gives about 3.5-4.5 characters per token on English prose and 2.5-3.5 on code and JSON
   (rough ranges, not a measurement), so this under-counts code by up to ~40%; that is why
-  thresholds keep a safety margin. Claude 4.7 and later use a new tokenizer that counts about
-  30% more tokens for the same text, so for them this under-counts everything.
+  thresholds keep a safety margin. Claude Opus 4.7 and the models after it use a new tokenizer
+  that counts roughly 1 to 1.35 times as many tokens for the same text, varying by content
+  (https://platform.claude.com/docs/en/about-claude/models/whats-new-claude-4-7), so for them
+  this under-counts everything.
 * Any other character (CJK, accented letters, emoji): one token each. For Chinese the real
   figure is roughly 1-1.5 tokens per character before Claude 4.7, so this is close or
   slightly low.

@@ -228,6 +228,74 @@ def test_a_command_rule_matches_the_command_prefix(git: Permissions) -> None:
     assert decide(git, "bash", command="echo git status")[0] == "ask"
 
 
+# The examples of Claude Code's permissions documentation
+# (https://code.claude.com/docs/en/permissions, "Wildcard patterns" and "Bash"), as
+# (rule, command, matches?). The documentation writes ``Bash(...)``; the harness's tool is
+# ``bash``.
+DOCUMENTED_COMMAND_RULES: list[tuple[str, str, bool]] = [
+    # "Bash(npm run build) matches the exact Bash command npm run build"
+    ("npm run build", "npm run build", True),
+    ("npm run build", "npm run build --watch", False),
+    # "Bash(npm run test *) matches Bash commands starting with npm run test"
+    ("npm run test *", "npm run test", True),
+    ("npm run test *", "npm run test --coverage", True),
+    ("npm run test *", "npm run testing", False),
+    # "Bash(npm *) matches any command starting with npm"
+    ("npm *", "npm install", True),
+    ("npm *", "npx jest", False),
+    # "Bash(* install) matches any command ending with  install"
+    ("* install", "npm install", True),
+    ("* install", "yarn install", True),
+    ("* install", "npm install lodash", False),
+    # "Bash(git * main) matches commands like git checkout main, git merge main"
+    ("git * main", "git checkout main", True),
+    ("git * main", "git merge main", True),
+    ("git * main", "git checkout dev", False),
+    # "Bash(ls *) matches ls -la but not lsof, while Bash(ls*) matches both"
+    ("ls *", "ls -la", True),
+    ("ls *", "lsof", False),
+    ("ls*", "ls -la", True),
+    ("ls*", "lsof", True),
+    # a trailing " *" is a word boundary: "the prefix followed by a space or end-of-string"
+    ("ls *", "ls", True),
+    # "Bash(* --help *)": --help followed by more arguments (two wildcards: none optional)
+    ("* --help *", "git --help commit", True),
+    ("* --help *", "git --help", False),
+    # "The legacy :* suffix syntax is equivalent to ` *` but is deprecated."
+    ("ls:*", "ls -la", True),
+    ("ls:*", "ls", True),
+    ("ls:*", "lsof", False),
+    ("git diff:*", "git diff --stat", True),
+    ("git diff:*", "git diff", True),
+    ("git diff:*", "git difftool", False),
+]
+
+
+@pytest.mark.parametrize(("pattern", "command", "matches"), DOCUMENTED_COMMAND_RULES)
+def test_a_command_rule_matches_as_claude_codes_documentation_says(
+    pattern: str, command: str, matches: bool
+) -> None:
+    assert Rule.parse(f"bash({pattern})").matches("bash", command) is matches
+
+
+@pytest.mark.parametrize("pattern", ["git diff *", "git diff:*"])
+def test_the_legacy_suffix_and_the_current_form_decide_alike(pattern: str) -> None:
+    perms = Permissions.from_rules(allow=[f"bash({pattern})"])
+
+    assert decide(perms, "bash", command="git diff") == ("allow", f"allow rule bash({pattern})")
+    assert decide(perms, "bash", command="git diff --stat")[0] == "allow"
+    assert decide(perms, "bash", command="git diff && git push")[0] == "ask"
+    assert decide(perms, "bash", command="git difftool")[0] == "ask"
+
+
+def test_a_colon_star_inside_a_pattern_is_not_the_legacy_suffix() -> None:
+    # Only a trailing ":*" is the legacy form; elsewhere ":" is a character like any other.
+    rule = Rule.parse("bash(echo a:* b)")
+
+    assert rule.matches("bash", "echo a:anything b")
+    assert not rule.matches("bash", "echo a anything b")
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -105,7 +105,8 @@ def keep_from(
 
 def memory_message(memory_text: str, first_kept: m.MessageDict | None) -> list[m.MessageDict]:
     """The message(s) that stand for what was replaced: the memory, joined to the first kept
-    message if that is the user's (roles must alternate)."""
+    message if that is the user's (the harness keeps roles alternating; the API would combine two
+    user messages into one turn anyway)."""
     block = m.text(MEMORY_PREAMBLE + memory_text)
     if first_kept is not None and first_kept["role"] == "user":
         return [m.user([block, *m.blocks(first_kept)])]

@@ -6,7 +6,8 @@ The conversation is a plain ``list`` of ``dict`` exactly as the Messages API tak
 and dicts are what gets written to disk; ``validate`` is what keeps them honest.
 
 Invariant 1 of the course: a conversation sent to the model is always API-valid.
-``validate`` checks the API's rules (``validation`` lists them) and names each break precisely.
+``validate`` checks the API's rules and one of the harness's own, that roles alternate
+(``validation`` lists them), and names each break precisely.
 
 The pieces:
 

@@ -1,9 +1,11 @@
 """Validation: whether a conversation keeps the API's rules, and exactly how it breaks them.
 
 Invariant 1 of the course: a conversation sent to the model is always API-valid. The API's
-rules, which ``validate`` checks and names precisely:
+rules, which ``validate`` checks and names precisely, plus one of the harness's own (the
+first):
 
-* it starts with a ``user`` message, and roles alternate user / assistant;
+* it starts with a ``user`` message, and roles alternate user / assistant (the harness's
+  rule, below);
 * every ``tool_use`` in an assistant message is answered by a ``tool_result`` with the same id
   in the very next (user) message, and those results come before any other block there;
 * no ``tool_result`` without its ``tool_use`` in the message just before;
@@ -14,9 +16,14 @@ rules, which ``validate`` checks and names precisely:
 * all text can be encoded as UTF-8: no lone surrogates (``"\\udc80"``, which is what
   ``os.fsdecode`` makes of a file name's undecodable bytes).
 
-(The live API merges consecutive user messages instead of refusing them, but a harness that
-relies on that loses track of which results answer which calls; strict alternation is the
-invariant we keep.)
+Alternation is not an API rule: the API combines consecutive ``user`` or ``assistant``
+messages into a single turn instead of refusing them (the ``messages`` parameter's
+documentation in the SDK, ``anthropic.types.MessageCreateParams``). The harness keeps roles
+alternating as its own invariant: each reply is checked against the one message after it
+(its results, first), and neighbours of one role are merged by the harness itself, results
+first (``harness.transcript.repair``), never left to the API, whose merge could put a prompt
+in front of the results. The scripted model refuses only what the API refuses, so it accepts
+two messages of one role in a row.
 """
 
 from __future__ import annotations
@@ -56,7 +63,7 @@ ProblemKind = Literal[
 
 @dataclass(frozen=True)
 class Problem:
-    """One way a conversation breaks the API's rules."""
+    """One way a conversation breaks the API's rules (or the harness's alternation)."""
 
     kind: ProblemKind
     index: int
@@ -172,7 +179,8 @@ def _check_block(i: int, j: int, block: Mapping[str, Any]) -> list[Problem]:
 
 
 def validate(messages: Sequence[Mapping[str, Any]]) -> list[Problem]:
-    """Every way ``messages`` breaks the API's conversation rules; ``[]`` means valid."""
+    """Every way ``messages`` breaks the API's conversation rules or the harness's alternation
+    (``roles_not_alternating``); ``[]`` means valid."""
     if not messages:
         return [Problem("empty_conversation", 0, "a request needs at least one message")]
     problems: list[Problem] = []

@@ -1,8 +1,14 @@
 """Permissions: may this tool call run? Allow, ask a person, or deny.
 
 Rules name a tool and optionally a pattern on what it touches, as in Claude Code's
-settings: ``bash(git *)`` matches shell commands starting with ``git ``, ``write_file(docs/**)``
-matches writes anywhere under ``docs/``. The order of precedence is fixed:
+settings: ``bash(git *)`` matches ``git`` and every command starting with ``git ``,
+``write_file(docs/**)`` matches writes anywhere under ``docs/``. A command pattern follows the
+examples of Claude Code's permissions documentation (code.claude.com/docs/en/permissions): a
+``*`` matches anything, spaces included, anywhere in the pattern; a pattern whose only ``*``
+ends it after a space (``git diff *``) also matches the bare prefix (``git diff``), the word
+boundary that keeps ``ls *`` from matching ``lsof``; and the legacy suffix ``:*``
+(``git diff:*``), which the documentation calls equivalent to `` *`` but deprecated, is read as
+`` *``. The order of precedence is fixed:
 
     deny rule  >  ask rule  >  allow rule  >  the mode's default
 
@@ -75,6 +81,26 @@ def _glob_regex(pattern: str, *, path: bool) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z", re.DOTALL)
 
 
+LEGACY_SUFFIX = ":*"
+"""Claude Code's older spelling of a trailing `` *`` in a command rule (``Bash(npm:*)``)."""
+
+
+def _command_regex(pattern: str) -> re.Pattern[str]:
+    """A command pattern as Claude Code's documentation describes it.
+
+    ``*`` matches any characters at all; ``npm run test *`` (a single ``*``, at the end, after
+    a space) matches ``npm run test`` and ``npm run test`` followed by a space and anything:
+    a word boundary, so ``ls *`` does not match ``lsof`` while ``ls*`` does. ``npm:*``, the
+    legacy form, means ``npm *``.
+    """
+    if pattern.endswith(LEGACY_SUFFIX):
+        pattern = pattern[: -len(LEGACY_SUFFIX)] + " *"
+    if pattern.endswith(" *") and pattern.count("*") == 1:
+        prefix = _glob_regex(pattern[:-2], path=False).pattern.removesuffix(r"\Z")
+        return re.compile(prefix + r"(?: .*)?\Z", re.DOTALL)
+    return _glob_regex(pattern, path=False)
+
+
 @dataclass(frozen=True)
 class Rule:
     """``tool`` or ``tool(pattern)``."""
@@ -101,7 +127,9 @@ class Rule:
             return True
         if subject is None:
             return False
-        return _glob_regex(self.pattern, path=tool != "bash").match(subject) is not None
+        if tool == "bash":
+            return _command_regex(self.pattern).match(subject) is not None
+        return _glob_regex(self.pattern, path=True).match(subject) is not None
 
 
 _SEPARATORS = ("&&", "||", ";", "|", "&", "\n")
