@@ -51,6 +51,8 @@ from harness.events import (
     describe_failure,
 )
 from harness.model.base import Model, model_name
+from harness.model.models import DEFAULT_CONTEXT_WINDOW as DEFAULT_CONTEXT_WINDOW
+from harness.model.models import context_window_of
 from harness.pricing import CostMeter
 
 # Claude Code's wording for a tool call cut short, so the conversation stays valid.
@@ -63,7 +65,10 @@ MAY_HAVE_RUN = (
     "not recorded. Check its effects before running it again.]"
 )
 
-DEFAULT_CONTEXT_WINDOW = 200_000  # the standard window of Claude models (some offer 1M)
+# DEFAULT_CONTEXT_WINDOW (imported above, and re-exported for code that imports it from the
+# loop) is the default model's window, 1M. When neither the config nor the model gives a window,
+# the agent takes the window of the model the config names, from the course's model table
+# (harness.model.models), 200K for a model the table does not know.
 
 StopHook = Callable[[Message], str | None]
 """Gets the final reply; returns a reason to keep going (sent to the model), or None."""
@@ -75,13 +80,15 @@ class AgentConfig(BaseModel):
     model: str = Field(default_factory=model_name)
     """The model id sent with every request: ``HARNESS_MODEL`` if set, else the default."""
     max_tokens: int = Field(8_000, gt=0)
-    """Output tokens per reply. Claude Code's default is 8K, raised to 64K only on demand."""
+    """Output tokens per reply. Claude Code's default is 8K, raised to 64K only on demand (in
+    the analysed versions, when its output cap's feature flag is on; else the model's own)."""
     max_turns: int = Field(50, gt=0)
     """Turns per run (a model call and the tools it asked for) before ``MaxTurnsReached``."""
     context_window: int | None = Field(None, gt=0)
     """The model's context window in tokens; ``None``: the model's own ``context_window``
-    attribute if it has one (the scripted model does), else 200K. The tool runner holds one
-    turn's results to a share of it (chapter 06)."""
+    attribute if it has one (the scripted model does), else the window the course's model
+    table gives ``model`` (``harness.model.models``). The tool runner holds one turn's results
+    to a share of it (chapter 06)."""
 
 
 @dataclass(frozen=True)
@@ -310,9 +317,12 @@ class BaseAgent:
     @property
     def context_window(self) -> int:
         """The model's context window: ``config.context_window``, else the model's own
-        ``context_window`` (the scripted model's), else 200K."""
+        ``context_window`` (the scripted model's), else the table's window for
+        ``config.model`` (1M for the default model; see ``harness.model.models``)."""
         window = self.config.context_window or getattr(self.model, "context_window", None)
-        return window if isinstance(window, int) and window > 0 else DEFAULT_CONTEXT_WINDOW
+        if isinstance(window, int) and window > 0:
+            return window
+        return context_window_of(self.config.model)
 
     # -- the named points --------------------------------------------------------------------
 
@@ -417,8 +427,9 @@ class BaseAgent:
     def _add_prompt(self, prompt: str) -> None:
         last = self.messages[-1] if self.messages else None
         if last is not None and last["role"] == "user":
-            # The previous run ended on tool results (max_turns, an error): the API wants
-            # alternating roles, so the new prompt joins that message instead of following it.
+            # The previous run ended on tool results (max_turns, an error): the harness keeps
+            # roles alternating (the API would combine two user messages into one turn), so
+            # the new prompt joins that message instead of following it.
             last["content"] = [*m.blocks(last), m.text(prompt)]
         else:
             self.messages.append(m.user(prompt))

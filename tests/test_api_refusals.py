@@ -34,12 +34,12 @@ from harness.messages import (
     user,
     validate,
 )
-from harness.model import ScriptedModel, reply
+from harness.model import DEFAULT_MODEL, ScriptedModel, reply
 from harness.tools import Tool, ToolContext, tool
 from tests.test_properties import conversations
 
 PROPERTY = settings(max_examples=100, deadline=None)
-MODEL = "claude-sonnet-4-6"
+MODEL = DEFAULT_MODEL  # the course's model
 Conversation = list[dict[str, Any]]
 
 ALLOWED = string.ascii_letters + string.digits + "_-"

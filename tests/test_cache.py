@@ -769,6 +769,8 @@ def test_read_written_and_uncached_always_add_up_to_the_estimate(
         ("claude-3-5-haiku", 2048),
         ("claude-3-haiku", 2048),
         ("claude-opus-5", 512),
+        ("claude-sonnet-5-5", 512),  # the course's model: reported, see its row
+        ("claude-sonnet-5", 1024),
     ],
 )
 def test_each_model_has_its_own_minimum_cacheable_prefix(model: str, minimum: int) -> None:

@@ -31,7 +31,8 @@ from harness.cli.report import Exit, context_parts, cost_rows
 from harness.cli.terminal import Activity
 from harness.clock import Clock, FakeClock
 from harness.events import Event, ToolFinished, ToolStarted
-from harness.model import ScriptedModel, faults
+from harness.model import DEFAULT_MODEL, ScriptedModel, faults
+from harness.model.models import DEFAULT_CONTEXT_WINDOW
 from harness.model.scripted import Request
 from harness.recovery import GaveUp, Retrying
 from harness.tokens import ContextBudget
@@ -437,8 +438,8 @@ def test_context_and_cost_print_every_part_and_the_calls(cli: Any) -> None:
     assert "No model calls yet: $0." in run.out
     for part in ("system prompt", "tool definitions", "tool results", "free before auto-compact"):
         assert part in run.out
-    assert "Context window: 200,000 tokens" in run.out
-    assert "Cost of this session" in run.out and "claude-sonnet-4-6" in run.out
+    assert f"Context window: {DEFAULT_CONTEXT_WINDOW:,} tokens" in run.out  # the model's: 1M
+    assert "Cost of this session" in run.out and DEFAULT_MODEL in run.out
 
 
 # --- /context and /cost: the numbers -----------------------------------------------------------
@@ -509,7 +510,7 @@ def test_cost_rows_add_up_to_the_meter_with_a_subagent_and_a_fork(workspace: Pat
     )
     assert sum(r.output for r in rows) == sum(c.usage.output_tokens for c in meter.calls)
     assert sum(r.usd or 0 for r in rows) == pytest.approx(meter.total.total)
-    assert [r.model for r in rows] == ["claude-sonnet-4-6"]
+    assert [r.model for r in rows] == [DEFAULT_MODEL]
 
 
 def test_the_cost_command_prints_the_meters_total(workspace: Path) -> None:

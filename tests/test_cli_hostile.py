@@ -111,7 +111,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
     made = Calls()
 
     def counting(options: Options, clock: Any) -> ScriptedModel:
-        model = demo_model(clock=clock, context_window=options.context_window)
+        model = demo_model(clock=clock, context_window=options.window)
         made.models.append(model)
         return model
 

@@ -239,7 +239,7 @@ def test_an_interactive_session_with_a_slash_command_and_approvals_then_exit_0(
     screen.expect(PROMPT)
 
     screen.type("/context")
-    screen.expect(r"Context window: 200,000 tokens")
+    screen.expect(r"Context window: 1,000,000 tokens")  # the default model's window
     screen.expect(r"free before auto-compact")
     screen.expect(PROMPT)
 

@@ -24,13 +24,13 @@ from hypothesis import strategies as st
 from harness import Agent, AgentConfig, FakeClock
 from harness import messages as m
 from harness.events import Event, TurnEnded
-from harness.model import AnthropicModel, ScriptedModel, faults, reply, tool_call
+from harness.model import DEFAULT_MODEL, AnthropicModel, ScriptedModel, faults, reply, tool_call
 from harness.model.live import StreamCut
 from harness.recovery import Recovery, Retrying, classify
 from tests.local_api import Cut, LocalMessagesAPI, stream_events
 from tests.small_tools import count
 
-MODEL = "claude-sonnet-4-6"
+MODEL = DEFAULT_MODEL  # the course's model
 ANSWER = "The three modules round half up, to cents, in the same way. " * 3
 SETTINGS = settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

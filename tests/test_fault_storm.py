@@ -49,7 +49,7 @@ from harness.events import (
     TurnEnded,
 )
 from harness.loop import AgentConfig, BaseAgent, ModelRequest, Plugin
-from harness.model import ScriptedModel, Step, faults, reply, tool_call
+from harness.model import DEFAULT_MODEL, ScriptedModel, Step, faults, reply, tool_call
 from harness.model.scripted import Request
 from harness.model.scripted_summary import scripted_summary
 from harness.recovery import (
@@ -66,7 +66,7 @@ from harness.tokens import AUTO_COMPACT_BUFFER, ContextBudget
 from harness.tools import builtin_tools
 from tests.small_tools import count, echo
 
-MODEL = "claude-sonnet-4-6"
+MODEL = DEFAULT_MODEL  # the course's model
 FALLBACK = "claude-haiku-4-5"
 CUT_AT = 256  # the sessions' max_tokens: small, so a cut reply stays cheap to build
 ESCALATED = 1_024  # the policy's escalate_to, when it escalates

@@ -15,9 +15,9 @@ import anthropic
 import httpx2
 import pytest
 
-from harness.model import AnthropicModel
+from harness.model import DEFAULT_MODEL, AnthropicModel
 
-MODEL = "claude-sonnet-4-6"
+MODEL = DEFAULT_MODEL  # the course's model
 
 
 def sse(*events: tuple[str, dict[str, Any]]) -> bytes:

@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness import messages as m
-from harness.model import AnthropicModel, ScriptedModel, faults, reply, tool_call
+from harness.model import DEFAULT_MODEL, AnthropicModel, ScriptedModel, faults, reply, tool_call
 from tests.local_api import LocalMessagesAPI, stream_events
 
-MODEL = "claude-sonnet-4-6"
+MODEL = DEFAULT_MODEL  # the course's model
 TOOLS = [
     {"name": "read_file", "description": "Read a file.", "input_schema": {"type": "object"}},
     {"name": "grep", "description": "Search files.", "input_schema": {"type": "object"}},

@@ -41,7 +41,8 @@ from harness.loop import (
     RunInProgress,
     StopRun,
 )
-from harness.model import ScriptedModel, faults, reply, tool_call
+from harness.model import DEFAULT_MODEL, ScriptedModel, faults, reply, tool_call
+from harness.model.models import UNKNOWN_MODEL_WINDOW
 from harness.pricing import cost_of
 from harness.tools import ToolContext, tool
 from harness.tools.permissions import Permissions
@@ -803,10 +804,20 @@ def test_the_meter_prices_a_call_at_the_model_the_reply_names(tmp_path: Path) ->
     assert call.cost == cost_of(call.usage, "claude-haiku-4-5")
 
 
-def test_the_context_window_comes_from_config_then_the_model_then_200k(tmp_path: Path) -> None:
+def test_the_context_window_comes_from_config_then_the_model_then_the_model_table(
+    tmp_path: Path,
+) -> None:
     scripted = ScriptedModel([], context_window=50_000)
     assert Agent(scripted, workspace=tmp_path).context_window == 50_000
     configured = AgentConfig(context_window=30_000)
     assert Agent(scripted, workspace=tmp_path, config=configured).context_window == 30_000
     no_window = ServedByAnotherModel("x")
-    assert Agent(no_window, workspace=tmp_path).context_window == DEFAULT_CONTEXT_WINDOW == 200_000
+
+    def window_for(model: str) -> int:
+        config = AgentConfig(model=model)
+        return Agent(no_window, workspace=tmp_path, config=config).context_window
+
+    assert window_for(DEFAULT_MODEL) == DEFAULT_CONTEXT_WINDOW == 1_000_000
+    assert window_for("claude-haiku-4-5-20251001") == 200_000  # the table, dated id and all
+    assert window_for("claude-sonnet-4-6") == 1_000_000
+    assert window_for("not-a-claude-model") == UNKNOWN_MODEL_WINDOW == 200_000

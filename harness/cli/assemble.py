@@ -40,6 +40,7 @@ from harness.loop import AgentConfig, Plugin
 from harness.memory import SessionMemory, SessionMemoryError
 from harness.model import AnthropicModel, Model
 from harness.model.base import is_live, model_name
+from harness.model.models import context_window_of
 from harness.prompt import (
     PromptCaching,
     Section,
@@ -86,13 +87,25 @@ class Options:
     own are under ``~/.claude``."""
     env: Mapping[str, str] | None = None
     """Where the key is looked for (``None``: the process environment)."""
-    context_window: int = 200_000
+    context_window: int | None = None
+    """The window the session compacts by; ``None``: the model's, from the course's model
+    table (``harness.model.models``: 1M for the default model)."""
     home: Path | None = None
     """Where the user's ``~/.claude/CLAUDE.md`` is looked for (``None``: the home folder)."""
 
     @property
     def live(self) -> bool:
         return is_live(self.env)
+
+    @property
+    def model_id(self) -> str:
+        """The model id requests ask for: ``--model``, else ``HARNESS_MODEL``, else the default."""
+        return self.model or model_name(self.env)
+
+    @property
+    def window(self) -> int:
+        """``context_window`` if set, else the window of :attr:`model_id` in the model table."""
+        return self.context_window or context_window_of(self.model_id)
 
 
 @dataclass
@@ -165,7 +178,7 @@ def model_for(options: Options, clock: Clock) -> Model:
         return AnthropicModel()
     # Ids unique to this process: a resumed session already holds the last one's.
     prefix = f"demo{secrets.token_hex(4)}"
-    return demo_model(clock=clock, context_window=options.context_window, id_prefix=prefix)
+    return demo_model(clock=clock, context_window=options.window, id_prefix=prefix)
 
 
 def assemble(
@@ -192,7 +205,7 @@ def assemble(
     tools = builtin_tools()
     names = [t.name for t in tools] + ["subagent", "fork"]
     system, claude_md = system_prompt(workspace.root, names, clock, options.home)
-    budget = ContextBudget(window=options.context_window)
+    budget = ContextBudget(window=options.window)
 
     path = transcript_path(sessions, session)
     session_id = path.stem if path is not None else sessions.ids()
@@ -222,9 +235,9 @@ def assemble(
         system=system,
         clock=clock,
         config=AgentConfig(
-            model=options.model or model_name(options.env),
+            model=options.model_id,
             max_turns=options.max_turns,
-            context_window=options.context_window,
+            context_window=options.window,
         ),
         plugins=plugins,
     )

@@ -22,6 +22,7 @@ from harness import messages as m
 from harness.clock import Clock
 from harness.compaction.summary import is_compaction_request
 from harness.model import ScriptedModel, faults
+from harness.model.models import DEFAULT_CONTEXT_WINDOW
 from harness.model.scripted import Reply, Request, ToolCall
 from harness.model.scripted_memory import is_extraction_request, scripted_extraction
 from harness.model.scripted_summary import scripted_summary
@@ -162,7 +163,10 @@ def _flaky(model: ScriptedModel) -> Callable[[Request], BaseException | None]:
 
 
 def demo_model(
-    *, clock: Clock | None = None, context_window: int = 200_000, id_prefix: str = "demo"
+    *,
+    clock: Clock | None = None,
+    context_window: int = DEFAULT_CONTEXT_WINDOW,
+    id_prefix: str = "demo",
 ) -> ScriptedModel:
     """The command line's offline model (see the module's docstring). Its message and tool
     call ids are ``msg_<id_prefix>0001``, ... : a session resumed in a new process needs a

@@ -15,9 +15,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from anthropic.types import Message
 
+from harness.model.models import DEFAULT_MODEL
 from harness.tokens import TokenCounter
 
-DEFAULT_MODEL = "claude-sonnet-4-6"
+__all__ = ["DEFAULT_MODEL", "Model", "is_live", "model_name"]
 
 
 @runtime_checkable

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from harness.clock import Clock
 from harness.model.base import Model, is_live, model_name
 from harness.model.live import AnthropicModel
+from harness.model.models import DEFAULT_CONTEXT_WINDOW
 from harness.model.scripted import ScriptedModel, Step
 
 
@@ -23,7 +24,7 @@ def default_model(
     *,
     env: Mapping[str, str] | None = None,
     clock: Clock | None = None,
-    context_window: int = 200_000,
+    context_window: int = DEFAULT_CONTEXT_WINDOW,
 ) -> Model:
     """Live if ``ANTHROPIC_API_KEY`` is set, otherwise a :class:`ScriptedModel` of ``script``.
 

@@ -58,7 +58,7 @@ from harness.compaction.summary import is_compaction_request
 from harness.events import AssistantReplied, MaxTurnsReached, TurnEnded
 from harness.loop import AgentConfig, BaseAgent, ModelRequest, Plugin
 from harness.memory import SessionMemory
-from harness.model import ScriptedModel, Step, reply
+from harness.model import DEFAULT_MODEL, ScriptedModel, Step, reply
 from harness.model.scripted_memory import is_extraction_request, scripted_extraction
 from harness.model.scripted_summary import scripted_summary
 from harness.notebook.sessions import ThinkingTime, coding_script, make_project
@@ -70,7 +70,7 @@ from harness.tools import builtin_tools
 TURNS = 160  # the session's replies, the correction's pause included
 WRITE_LINES = 600  # each write_file call carries ~7K tokens that microcompact cannot clear
 WINDOW = 200_000
-MODEL = "claude-sonnet-4-6"
+MODEL = DEFAULT_MODEL  # the course's model
 
 RULE = "Amounts are always rounded to cents with quantize."  # in CLAUDE.md
 TASK = "Check that every module rounds amounts to cents the same way."

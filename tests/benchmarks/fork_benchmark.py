@@ -36,14 +36,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from harness.agent import Agent
 from harness.clock import FakeClock
 from harness.loop import AgentConfig, BaseAgent
-from harness.model import Request, ScriptedModel, reply, said, tool_call
+from harness.model import DEFAULT_MODEL, Request, ScriptedModel, reply, said, tool_call
 from harness.notebook.sessions import MODULES, make_project
 from harness.notebook.subagents import naive_fork
 from harness.prompt import PromptCaching, SystemPrompt, default_sections
 from harness.subagents import Fork, SiblingPrefix, Subagent, fork, prefix_report
 from harness.tools import builtin_tools
 
-MODEL = "claude-sonnet-4-6"
+MODEL = DEFAULT_MODEL  # the course's model
 FUNCTIONS = 120  # functions per module: four modules read in full make ~34K tokens
 READ = MODULES[:4]
 DIRECTIVES = [

@@ -50,7 +50,7 @@ from harness.clock import FakeClock
 from harness.compaction.summary import is_compaction_request
 from harness.events import AssistantReplied, Event, TurnEnded
 from harness.loop import AgentConfig, BaseAgent, ModelRequest, Plugin
-from harness.model import ScriptedModel, Step, faults, reply
+from harness.model import DEFAULT_MODEL, ScriptedModel, Step, faults, reply
 from harness.model.scripted import Reply, Request
 from harness.model.scripted_summary import scripted_summary
 from harness.notebook.sessions import ThinkingTime, coding_script, make_project
@@ -61,7 +61,7 @@ from harness.tools import builtin_tools
 
 TURNS = 30
 SEEDS = 20
-MODEL = "claude-sonnet-4-6"
+MODEL = DEFAULT_MODEL  # the course's model
 FALLBACK = "claude-haiku-4-5"
 PROMPT = "Check that every module rounds amounts to cents the same way."
 THINKING = 20.0  # seconds of model and tool time before each request

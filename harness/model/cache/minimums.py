@@ -1,14 +1,15 @@
 """The minimum cacheable prefix: the shortest prefix, in tokens, each model caches.
 
 A prefix shorter than its model's minimum is silently not cached. The minimum is per model
-and not monotonic across generations: 1,024 tokens for Sonnet 4.5 and 4.6 (the default
-model), 4,096 for Opus 4.5, Opus 4.6 and Haiku 4.5, 2,048 for Opus 4.7, 512 for Opus 5. The
+and not monotonic across generations: 512 tokens for the newest models (Opus 5, Fable 5,
+Mythos 5 and, by public reports, Sonnet 5.5, the course's default model), 1,024 for Sonnet 4.5,
+4.6 and 5 and Opus 4.8, 2,048 for Opus 4.7, 4,096 for Opus 4.5, Opus 4.6 and Haiku 4.5. The
 table is :data:`MINIMUM_CACHEABLE_TOKENS`, dated and sourced; :func:`minimum_cacheable_tokens`
 looks a model id up in it.
 
-The table holds the documented figures. For Sonnet 4.6, public reports measure 2,048 (see the
-comment on its row): on the real API, a Sonnet 4.6 prefix between 1,024 and 2,048 tokens may
-not be cached although the simulator caches it.
+The table holds the documented figures, and says where a row is only reported. For Sonnet 4.6,
+public reports measure 2,048 (see the comment on its row): on the real API, a Sonnet 4.6
+prefix between 1,024 and 2,048 tokens may not be cached although the simulator caches it.
 """
 
 from __future__ import annotations
@@ -18,15 +19,22 @@ from datetime import date
 
 # The minimum cacheable prefix is data, like prices (harness.pricing): it differs by model,
 # and it changes when models do.
-MINIMUMS_AS_OF = date(2026, 9, 19)
+MINIMUMS_AS_OF = date(2026, 11, 26)
 MINIMUMS_SOURCE = (
-    "Anthropic API docs, Prompt caching > Cache limitations, as quoted 2026-09-19 in "
-    "affaan-m/ECC#3173; Sonnet 3.7 and Haiku 3 from the same table as quoted 2026-02-21 in "
-    "anthropics/anthropic-sdk-python#1194"
+    "Anthropic API docs, Prompt caching > Cache limitations "
+    "(https://platform.claude.com/docs/en/build-with-claude/prompt-caching), as quoted "
+    "2026-09-19 in https://github.com/affaan-m/ECC/pull/3173; Sonnet 3.7 and Haiku 3 from the "
+    "same table as quoted 2026-02-21 in "
+    "https://github.com/anthropics/anthropic-sdk-python/issues/1194; Sonnet 5.5: see its row"
 )
 
 # Model id (without its date suffix) -> the shortest prefix, in tokens, the API will cache.
 MINIMUM_CACHEABLE_TOKENS: dict[str, int] = {
+    # Sonnet 5.5 (the course's default model, released after the quotes above): no public
+    # address of the docs' row found (checked 2026-11-26). 512 is what public code quoting the
+    # prompt-caching page in October 2026 gives, the figure of the other 5-series models (Opus
+    # 5, Fable 5). Haiku 5.5: no figure found, so it gets the default below.
+    "claude-sonnet-5-5": 512,
     "claude-opus-5": 512,  # documented; first only reported by users
     "claude-fable-5": 512,
     "claude-mythos-5": 512,

@@ -54,6 +54,7 @@ from harness.model.cache import (
     diagnose,
     fingerprint,
 )
+from harness.model.models import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT
 from harness.model.scripted.replies import _apply_stop_sequences, _fit, _regeneration_key
 from harness.model.scripted.rules import (
     _api_message,
@@ -78,7 +79,7 @@ class ScriptedModel:
     """A deterministic stand-in for ``anthropic.Anthropic().messages``.
 
     >>> model = ScriptedModel([reply("Hello!")])
-    >>> model.create(model="claude-sonnet-4-6", max_tokens=100,
+    >>> model.create(model="claude-sonnet-5-5", max_tokens=100,
     ...              messages=[{"role": "user", "content": "Hi"}]).content[0].text
     'Hello!'
     """
@@ -87,8 +88,8 @@ class ScriptedModel:
         self,
         script: Iterable[Step] = (),
         *,
-        context_window: int = 200_000,
-        max_output: int = 64_000,
+        context_window: int = DEFAULT_CONTEXT_WINDOW,
+        max_output: int = DEFAULT_MAX_OUTPUT,
         clock: Clock | None = None,
         id_prefix: str = "",
         cache: PromptCache | None = None,
