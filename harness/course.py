@@ -29,6 +29,7 @@ CHAPTER: dict[str, int] = {
     "harness.pricing": 0,
     "harness.model": 0,
     "harness.model.base": 0,
+    "harness.model.models": 0,
     "harness.model.live": 0,
     "harness.model.faults": 0,
     # The cache simulator is taught in chapter 03, but it is part of the scripted model:
@@ -90,6 +91,7 @@ CHAPTER: dict[str, int] = {
     "harness.compaction.summary": 5,
     "harness.compaction.auto": 5,
     "harness.model.scripted_summary": 5,
+    "harness.notebook.long_context": 5,
     # 06: error recovery.
     "harness.recovery": 6,
     "harness.recovery.policy": 6,
