@@ -15,13 +15,19 @@ Each request gets up to four breakpoints, the most the API allows:
 3. the last block of the last message, which moves forward every turn, so each request
    reads the whole previous conversation from cache and writes only what is new;
 4. the last block of ``messages[-3]``, when that is a user message: the message the
-   previous request ended with (request N is ``[..., U_N]``, request N+1 is
-   ``[..., U_N, A_N, U_N+1]``). A breakpoint finds an earlier entry only within 20
-   positions, itself counted first, so a turn that adds 20 blocks or more (a line of text
-   and ten parallel tool calls, then their ten results: 21) leaves breakpoint 3 out of reach of
-   the entry the previous request wrote, and the whole conversation would be written again at
-   1.25×. Breakpoint 4 sits exactly on that entry and reads it however wide the turn was.
-   It is optional: left out when it would make more than four.
+   previous request ended with, where it wrote its entry (request N is ``[..., U_N]``,
+   request N+1 is ``[..., U_N, A_N, U_N+1]``). A breakpoint finds an earlier entry only
+   within 20 positions, its own counted first, and on the API a run of consecutive
+   ``tool_use`` blocks is one position, and so is a run of ``tool_result`` blocks: a reply
+   of one line and any number of parallel calls, with their results, adds three. What adds
+   20 or more is other content: a reply that puts a line of text before each of its ten
+   calls (21 positions with the results), or a user message of twenty pasted screenshots and
+   a question. Then breakpoint 3 is out of reach of the previous entry and the whole
+   conversation would be written again at 1.25×; breakpoint 4 sits exactly on that entry
+   and reads it whatever the turn added. It is optional: left out when it would make more
+   than four. (A sequential loop never piles up between two writes here, because every
+   request of the loop writes at its breakpoint 3; a harness that marks only the user's
+   prompt lets each round of the loop add two positions, and its next prompt misses.)
 
 The simplest alternative is *automatic caching*: one ``cache_control`` at the top level of
 the request, which the API turns into a breakpoint on the last block and so moves forward by
@@ -49,8 +55,10 @@ from harness.loop import BaseAgent, ModelRequest, Plugin
 
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4
-# Claude Code follows @imports in CLAUDE.md files at most 5 levels deep.
-MAX_IMPORT_DEPTH = 5
+# Claude Code follows @imports in CLAUDE.md files at most four hops deep: "Imported files can
+# recursively import other files, with a maximum depth of four hops" (its memory page,
+# https://code.claude.com/docs/en/memory, checked 2026-11-26; the page said five before).
+MAX_IMPORT_DEPTH = 4
 
 
 @dataclass(frozen=True)
@@ -253,9 +261,10 @@ def _hour(blocks: Iterable[Mapping[str, Any]]) -> bool:
 
 def with_breakpoints(request: ModelRequest) -> ModelRequest:
     """The request with breakpoints on the last tool, the last message and, when there is room,
-    the message the previous request ended with (``messages[-3]``, for a turn wider than the
-    lookback: see the module's docstring). All go on copies, never on the agent's own
-    conversation, where they would pile up turn after turn.
+    the message the previous request ended with (``messages[-3]``: it reads the previous
+    entry after a turn that added more positions than the lookback reaches, such as a reply
+    that narrates each of its calls; see the module's docstring). All go on copies, never on
+    the agent's own conversation, where they would pile up turn after turn.
     """
     tools = copy.deepcopy(request.tools) if request.tools else request.tools
     if tools:
@@ -304,7 +313,7 @@ class PromptCaching(Plugin):
 
     ``automatic=True`` sends one top-level ``cache_control`` instead (automatic caching, see
     :func:`with_automatic_caching`): simpler, with no breakpoint on the tools and nothing to
-    bridge a turn wider than the lookback.
+    bridge a turn that adds more positions than the lookback reaches.
     """
 
     requests: list[ModelRequest] = field(default_factory=list)

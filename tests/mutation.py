@@ -422,8 +422,8 @@ def all_exercises() -> list[Exercise]:
         Exercise(
             "ch03",
             1,
-            ["blocks_added", "widest_turn"],
-            lambda ns: ch03.check_widest_turn(ns["blocks_added"], ns["widest_turn"]),
+            ["positions_added", "widest_turn"],
+            lambda ns: ch03.check_widest_turn(ns["positions_added"], ns["widest_turn"]),
         ),
         Exercise(
             "ch03",

@@ -231,10 +231,10 @@ NAMES_BEFORE_THE_SPLIT: dict[str, list[str]] = {
     ),
     "harness.model.cache": words(
         """
-        CacheResult DEFAULT_MINIMUM_TOKENS Fingerprint LOOKBACK_BLOCKS MAX_BREAKPOINTS
+        CacheResult DEFAULT_MINIMUM_TOKENS Fingerprint LOOKBACK_POSITIONS MAX_BREAKPOINTS
         MINIMUMS_AS_OF MINIMUMS_SOURCE MINIMUM_CACHEABLE_TOKENS PROMPT_AFFECTING PrefixBlock
         PromptCache TTL TTL_SECONDS check_breakpoints diagnose fingerprint
-        minimum_cacheable_tokens prefix_blocks with_automatic
+        minimum_cacheable_tokens positions prefix_blocks with_automatic
         """
     ),
     "harness.resume": words(

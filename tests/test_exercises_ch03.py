@@ -10,7 +10,7 @@ import pytest
 
 from harness.exercises import ch03
 from harness.loop import ModelRequest
-from harness.model.cache import LOOKBACK_BLOCKS
+from harness.model.cache import LOOKBACK_POSITIONS
 from harness.prompt import with_breakpoints
 from tests.mutation import assert_exercise_caught
 from tests.solutions import load
@@ -24,7 +24,7 @@ def stub(*args: object) -> Any:
 
 
 def test_the_solutions_pass() -> None:
-    assert ch03.check_widest_turn(solutions.blocks_added, solutions.widest_turn)
+    assert ch03.check_widest_turn(solutions.positions_added, solutions.widest_turn)
     assert ch03.check_with_hour_prefix(solutions.with_hour_prefix)
 
 
@@ -37,9 +37,9 @@ def test_the_stubs_are_told_not_yet_with_a_hint() -> None:
 
 def test_a_stub_is_told_its_first_case_and_where_the_recipe_is() -> None:
     both = str(ch03.check_widest_turn(stub, stub))
-    assert "blocks_added(1, text=True) should be 3" in both and "ch03.hint(1)" in both
-    half = str(ch03.check_widest_turn(solutions.blocks_added, stub))
-    assert "`widest_turn` is still the stub" in half and "blocks_added is right" in half
+    assert "positions_added(1, narrated=False) should be 3" in both and "ch03.hint(1)" in both
+    half = str(ch03.check_widest_turn(solutions.positions_added, stub))
+    assert "`widest_turn` is still the stub" in half and "positions_added is right" in half
     hour = str(ch03.check_with_hour_prefix(stub))
     assert "first case:" in hour and "ch03.hint(2)" in hour
 
@@ -47,18 +47,18 @@ def test_a_stub_is_told_its_first_case_and_where_the_recipe_is() -> None:
 def test_no_stub_answer_holds_a_line_of_the_recipe_or_the_answer() -> None:
     for number, verdict in [
         (1, ch03.check_widest_turn(stub, stub)),
-        (1, ch03.check_widest_turn(solutions.blocks_added, stub)),
+        (1, ch03.check_widest_turn(solutions.positions_added, stub)),
         (2, ch03.check_with_hour_prefix(stub)),
     ]:
         text = str(verdict)
         for line in ch03.hint(number).text.splitlines():
             assert line.strip() not in text, line
         assert "copy.deepcopy" not in text and "dataclasses.replace" not in text
-        assert "n_calls + n_calls" not in text and "LOOKBACK_BLOCKS - 1" not in text
+        assert "2 * n_calls" not in text and "range(lookback + 1)" not in text
 
 
 def test_hint_gives_each_recipe_and_refuses_a_third() -> None:
-    assert "blocks_added(n, text) < LOOKBACK_BLOCKS" in str(ch03.hint(1))
+    assert "positions_added(n, narrated) < lookback" in str(ch03.hint(1))
     assert "dataclasses.replace" in str(ch03.hint(2))
     with pytest.raises(ValueError, match="no exercise 3"):
         ch03.hint(3)
@@ -67,43 +67,86 @@ def test_hint_gives_each_recipe_and_refuses_a_third() -> None:
 # -- exercise 1 ---------------------------------------------------------------------------------
 
 
-def test_blocks_added_that_forgets_the_tool_results_is_rejected() -> None:
-    def slip(n_calls: int, text: bool = True) -> int:
-        return (1 if text else 0) + n_calls
+def test_the_simulator_counts_parallel_calls_as_one_position_and_narrated_ones_apart() -> None:
+    # What the check compares with, so that the exercise teaches the API's rule: 15 parallel
+    # calls keep the entry in reach; ten calls with a line of text before each do not.
+    assert ch03.moving_breakpoint_reads(15, narrated=False) == (3, True)
+    assert ch03.moving_breakpoint_reads(9, narrated=True) == (19, True)
+    assert ch03.moving_breakpoint_reads(10, narrated=True) == (21, False)
+    assert ch03.moving_breakpoint_reads(8, narrated=True, lookback=15) == (17, False)
+
+
+def test_counting_blocks_instead_of_positions_is_rejected() -> None:
+    def slip(n_calls: int, narrated: bool = False) -> int:  # the rule before runs counted as one
+        return (n_calls if narrated else 1) + n_calls + n_calls
 
     verdict = ch03.check_widest_turn(slip, solutions.widest_turn)
-    assert not verdict and "blocks_added(1" in str(verdict)
+    assert not verdict
+    assert "positions_added(2, narrated=False) is 5, but that turn adds 3 positions" in str(verdict)
 
 
-def test_widest_turn_that_counts_20_blocks_back_as_in_reach_is_rejected() -> None:
-    def slip(text: bool = True) -> int:  # "at most 20 blocks back": one too many
-        n = 0
-        while solutions.blocks_added(n + 1, text) <= LOOKBACK_BLOCKS:
-            n += 1
-        return n
+def test_the_old_answer_a_wide_parallel_turn_misses_is_rejected() -> None:
+    def slip(narrated: bool = False, lookback: int = LOOKBACK_POSITIONS) -> int | None:
+        blocks = [(1 if narrated else 0) * n + 1 + 2 * n for n in range(lookback + 1)]
+        return max(n for n, b in enumerate(blocks) if b < lookback)  # 9 parallel calls
 
-    verdict = ch03.check_widest_turn(solutions.blocks_added, slip)
-    assert not verdict and "widest_turn(False) is 10" in str(verdict)
+    verdict = ch03.check_widest_turn(solutions.positions_added, slip)
+    assert not verdict
+    assert "widest_turn(narrated=False, lookback=20) is 9, but every turn of 1 to 40" in str(
+        verdict
+    )
 
 
-def test_a_hard_coded_ten_is_rejected() -> None:
-    assert not ch03.check_widest_turn(solutions.blocks_added, lambda text=True: 10)
+def test_a_parallel_turn_given_a_number_instead_of_none_is_rejected() -> None:
+    def slip(narrated: bool = False, lookback: int = LOOKBACK_POSITIONS) -> int | None:
+        return solutions.widest_turn(narrated, lookback) or 40  # "at least every width I tried"
+
+    verdict = ch03.check_widest_turn(solutions.positions_added, slip)
+    assert not verdict and "widest_turn(narrated=False, lookback=20) is 40, but" in str(verdict)
+
+
+def test_none_for_a_narrated_turn_is_rejected() -> None:
+    def slip(narrated: bool = False, lookback: int = LOOKBACK_POSITIONS) -> int | None:
+        return None  # "runs count as one position, so nothing breaks it any more"
+
+    verdict = ch03.check_widest_turn(solutions.positions_added, slip)
+    assert not verdict
+    assert "widest_turn(narrated=True, lookback=20) is None, but a turn of 10 calls" in str(verdict)
+
+
+def test_counting_20_positions_back_as_in_reach_is_rejected() -> None:
+    def slip(narrated: bool = False, lookback: int = LOOKBACK_POSITIONS) -> int | None:
+        fits = [
+            n for n in range(lookback + 1) if solutions.positions_added(n, narrated) <= lookback
+        ]
+        return None if max(fits) == lookback else max(fits)  # one position too many
+
+    verdict = ch03.check_widest_turn(solutions.positions_added, slip)
+    assert not verdict and "widest_turn(narrated=True, lookback=21) is 10" in str(verdict)
+
+
+def test_a_hard_coded_nine_is_rejected() -> None:
+    def slip(narrated: bool = False, lookback: int = LOOKBACK_POSITIONS) -> int | None:
+        return 9 if narrated else None  # right for 20 positions only
+
+    verdict = ch03.check_widest_turn(solutions.positions_added, slip)
+    assert not verdict and "lookback=15) is 9" in str(verdict)
+
+
+def test_forgetting_the_results_is_rejected() -> None:
+    def slip(n_calls: int, narrated: bool = False) -> int:
+        return 2 * n_calls if narrated else 2
+
+    verdict = ch03.check_widest_turn(slip, solutions.widest_turn)
+    assert not verdict and "positions_added(1, narrated=False) is 2" in str(verdict)
 
 
 def test_a_widest_turn_as_a_fraction_is_rejected() -> None:
-    def slip(text: bool = True) -> float:  # (20 - 1 - text) / 2: the bound, not a count of calls
-        return (LOOKBACK_BLOCKS - 1 - (1 if text else 0)) / 2
+    def slip(narrated: bool = False, lookback: int = LOOKBACK_POSITIONS) -> float | None:
+        return (lookback - 2) / 2 if narrated else None  # the bound, not a count of calls
 
-    verdict = ch03.check_widest_turn(solutions.blocks_added, slip)
-    assert not verdict and "whole number" in str(verdict)
-
-
-def test_blocks_added_that_counts_the_text_line_twice_is_rejected() -> None:
-    def slip(n_calls: int, text: bool = True) -> int:  # the text in the reply and the results
-        return 2 * ((1 if text else 0) + n_calls)
-
-    verdict = ch03.check_widest_turn(slip, solutions.widest_turn)
-    assert not verdict and "blocks_added(1, text=True) is 4" in str(verdict)
+    verdict = ch03.check_widest_turn(solutions.positions_added, slip)
+    assert not verdict and "whole number of calls, or None" in str(verdict)
 
 
 # -- exercise 2 ---------------------------------------------------------------------------------
@@ -208,7 +251,7 @@ def test_a_string_system_prompt_must_be_left_as_it_is() -> None:
 
 # -- mutation tests ------------------------------------------------------------------------------
 
-EQUIVALENT_WIDEST: dict[str, str] = {}
+EQUIVALENT_WIDEST: dict[str, str] = {}  # every mutant of positions_added and widest_turn fails
 EQUIVALENT_HOUR: dict[str, str] = {}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -197,19 +198,19 @@ def test_a_file_importing_itself_is_a_cycle(root: Path, home: Path) -> None:
     assert file.notes == ("import cycle skipped: CLAUDE.md → CLAUDE.md",)
 
 
-def test_imports_stop_after_five_levels(root: Path, home: Path) -> None:
-    # CLAUDE.md -> level1.md -> ... -> level6.md: seven files, six hops.
+def test_imports_stop_after_four_hops(root: Path, home: Path) -> None:
+    # CLAUDE.md -> level1.md -> ... -> level6.md: seven files, six hops; four are followed.
     write(root / "CLAUDE.md", "level 0 @level1.md")
     for level in range(1, 7):
         write(root / f"level{level}.md", f"level {level} @level{level + 1}.md")
     [file] = discover_claude_md(root, home=home)
     for level in range(MAX_IMPORT_DEPTH + 1):
         assert f"level {level}" in file.text
-    assert "level 6" not in file.text
-    assert "more than 5 levels deep" in file.text
+    assert "level 5" not in file.text
+    assert "more than 4 levels deep" in file.text
     assert len(file.notes) == 1
-    assert "level6.md" in file.notes[0]
-    assert "deeper than 5 levels" in file.notes[0]
+    assert "level5.md" in file.notes[0]
+    assert "deeper than 4 levels" in file.notes[0]
 
 
 def test_labels_and_notes_never_hold_absolute_paths(tmp_path: Path, root: Path, home: Path) -> None:
@@ -575,17 +576,19 @@ def test_tools_get_a_one_hour_breakpoint_when_the_system_prompt_caches_for_an_ho
     assert cached.messages[-1]["content"][-1]["cache_control"] == hour  # not overwritten
 
 
-# --- the fourth breakpoint: a turn wider than the lookback ---------------------------------
+# --- the fourth breakpoint: a turn that adds more positions than the lookback reaches --------
 
 
 def wide_turn(tmp_path: Path, *outer: Plugin) -> tuple[Agent, ScriptedModel, PromptCaching]:
-    """One narrow call, then a reply with text and ten parallel calls (21 new blocks)."""
+    """One narrow call, then a reply with a line of text and fifteen parallel calls (31 new
+    blocks, but three positions: a run of tool_use blocks and a run of tool_result blocks are
+    one position each)."""
     model = ScriptedModel(
         [
             reply(tool_calls=[tool_call("echo", text="warm up")]),
             reply(
-                "All ten at once.",
-                tool_calls=[tool_call("echo", text=f"call {i}") for i in range(10)],
+                "All fifteen at once.",
+                tool_calls=[tool_call("echo", text=f"call {i}") for i in range(15)],
             ),
             reply("done"),
         ]
@@ -603,10 +606,18 @@ def wide_turn(tmp_path: Path, *outer: Plugin) -> tuple[Agent, ScriptedModel, Pro
     return agent, model, caching
 
 
-def test_a_wide_turn_reads_the_previous_request_from_cache(tmp_path: Path) -> None:
+def moving_breakpoint_alone(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages as sent, without the fourth breakpoint (the one on ``messages[-3]``)."""
+    only_last = copy.deepcopy(messages)
+    del only_last[-3]["content"][-1]["cache_control"]
+    assert sum("cache_control" in json.dumps(m) for m in only_last) == 1
+    return only_last
+
+
+def test_a_wide_parallel_turn_reads_the_previous_request_from_cache(tmp_path: Path) -> None:
     agent, model, _ = wide_turn(tmp_path)
-    wide = model.requests[2]  # the request after the ten-call reply and its ten results
-    assert len(wide.messages[-2]["content"]) + len(wide.messages[-1]["content"]) == 21
+    wide = model.requests[2]  # the request after the fifteen-call reply and its results
+    assert len(wide.messages[-2]["content"]) + len(wide.messages[-1]["content"]) == 31
     previous_prompt = agent.meter.calls[1].prompt_tokens
     assert (agent.meter.calls[2].usage.cache_read_input_tokens or 0) >= previous_prompt
     assert wide.cache is not None
@@ -614,30 +625,71 @@ def test_a_wide_turn_reads_the_previous_request_from_cache(tmp_path: Path) -> No
     assert wide.cache.read_until == f"messages[{len(wide.messages) - 3}].content[0]"
 
 
-def test_without_the_fourth_breakpoint_the_wide_turn_misses(tmp_path: Path) -> None:
+def test_the_moving_breakpoint_alone_bridges_a_wide_parallel_turn(tmp_path: Path) -> None:
+    # 31 blocks but 3 positions: the API's rule, and so the simulator's (chapter 03).
     _, model, _ = wide_turn(tmp_path)
     before, wide = model.requests[1], model.requests[2]
+    cache = PromptCache()
+    previous = cache.process(
+        model=wide.model, tools=wide.tools, system=before.system, messages=before.messages
+    )
+    alone = cache.process(
+        model=wide.model,
+        tools=wide.tools,
+        system=wide.system,
+        messages=moving_breakpoint_alone(wide.messages),
+    )
+    assert alone.read == previous.total
 
-    def process(cache: PromptCache, messages: list[dict[str, Any]]) -> Any:
+
+def narrated(n: int) -> list[dict[str, Any]]:
+    """A reply that puts a line of text before each of its ``n`` calls (text, call, text,
+    call: two positions a call), then the user message with their results (one position)."""
+    said: list[dict[str, Any]] = []
+    for i in range(n):
+        said.append({"type": "text", "text": f"Now call {i}."})
+        said.append({"type": "tool_use", "id": f"toolu_n{i}", "name": "echo", "input": {}})
+    results = [
+        {"type": "tool_result", "tool_use_id": f"toolu_n{i}", "content": f"call {i}"}
+        for i in range(n)
+    ]
+    return [{"role": "assistant", "content": said}, {"role": "user", "content": results}]
+
+
+@pytest.mark.parametrize(("n", "alone_reads"), [(9, True), (10, False)])
+def test_without_the_fourth_breakpoint_a_narrated_turn_of_21_positions_misses(
+    tmp_path: Path, n: int, alone_reads: bool
+) -> None:
+    agent, model, _ = wide_turn(tmp_path)
+    sent = model.requests[1]
+    start = ModelRequest(
+        sent.model, 1000, copy.deepcopy(agent.messages[:3]), sent.system, sent.tools
+    )
+    before = with_breakpoints(start)
+    after = with_breakpoints(replace(start, messages=[*start.messages, *narrated(n)]))
+
+    def process(cache: PromptCache, request: ModelRequest) -> Any:
         return cache.process(
-            model=wide.model, tools=wide.tools, system=wide.system, messages=messages
+            model=request.model,
+            tools=request.tools,
+            system=request.system,
+            messages=request.messages,
         )
 
-    only_last = copy.deepcopy(wide.messages)
-    del only_last[-3]["content"][-1]["cache_control"]  # the moving breakpoint alone
-    assert sum("cache_control" in json.dumps(m) for m in only_last) == 1
-
     without = PromptCache()
-    process(without, before.messages)
-    missed = process(without, only_last)
-    assert missed.read_until == "system[0]"  # only the tools and the static prompt
-    assert "20 or more blocks" in missed.explanation
+    previous = process(without, before)
+    alone = replace(after, messages=moving_breakpoint_alone(after.messages))
+    missed = process(without, alone)
+    assert (missed.read == previous.total) is alone_reads  # 2n + 1 positions: 19 reach, 21 not
+    if not alone_reads:
+        assert missed.read_until == "system[0]"  # only the tools and the static prompt
+        assert "20 or more positions" in missed.explanation
 
     with_fourth = PromptCache()
-    previous = process(with_fourth, before.messages)
-    hit = process(with_fourth, wide.messages)
+    process(with_fourth, before)
+    hit = process(with_fourth, after)
     assert hit.read == previous.total
-    assert hit.written < missed.written
+    assert hit.written <= missed.written
 
 
 class Unchanged(Plugin):

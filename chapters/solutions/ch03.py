@@ -6,25 +6,27 @@ import copy
 import dataclasses
 
 from harness.loop import ModelRequest
-from harness.model.cache import LOOKBACK_BLOCKS
+from harness.model.cache import LOOKBACK_POSITIONS
 from harness.prompt import with_breakpoints
 
 
-def blocks_added(n_calls: int, text: bool = True) -> int:
-    """Exercise 1: the blocks one turn adds to the prefix."""
-    reply_blocks = (1 if text else 0) + n_calls  # the line of text, one tool_use per call
-    return reply_blocks + n_calls  # then one tool_result per call
+def positions_added(n_calls: int, narrated: bool = False) -> int:
+    """Exercise 1: the positions one turn adds to the prefix, as the lookback counts them."""
+    # Narrated: text, call, text, call... (no two calls touch). In parallel: one line, one run.
+    reply = 2 * n_calls if narrated else 2
+    return reply + 1  # the results: one run of tool_result blocks
 
 
-def widest_turn(text: bool = True) -> int:
-    """Exercise 1: the most parallel calls the moving breakpoint alone bridges.
+def widest_turn(narrated: bool = False, lookback: int = LOOKBACK_POSITIONS) -> int | None:
+    """Exercise 1: the most calls the moving breakpoint alone bridges; None if no number of
+    calls breaks it.
 
-    The breakpoint checks LOOKBACK_BLOCKS positions, itself first: the previous entry is
-    found if it is at most LOOKBACK_BLOCKS - 1 blocks back, so the turn must add fewer than
-    LOOKBACK_BLOCKS blocks. The answer is the largest n whose turn does (a turn of n calls
-    adds at least 2n blocks, so no n from LOOKBACK_BLOCKS on can).
+    The breakpoint checks ``lookback`` positions, its own first, so the turn must add fewer
+    than ``lookback`` positions. A narrated turn adds two a call, so ``lookback`` calls never
+    fit; if even that many fit, the turn's positions do not grow with its calls.
     """
-    return max(n for n in range(LOOKBACK_BLOCKS) if blocks_added(n, text) < LOOKBACK_BLOCKS)
+    widest = max(n for n in range(lookback + 1) if positions_added(n, narrated) < lookback)
+    return None if widest == lookback else widest
 
 
 HOUR = {"type": "ephemeral", "ttl": "1h"}

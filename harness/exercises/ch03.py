@@ -1,11 +1,12 @@
-"""Chapter 03's exercises: how wide a turn the moving breakpoint survives, and a prefix cached
-for an hour.
+"""Chapter 03's exercises: which turns the moving breakpoint alone survives, and a prefix
+cached for an hour.
 
 Both checks ask the cache simulator (``harness.model.cache``), the same one the chapter's
-sessions go through, rather than a list of expected answers: exercise 1 sends one turn of each
-width through it, exercise 2 sends a request, waits twenty minutes on a fake clock, and sends
-the next one, then marks requests of other shapes (no tools, a system prompt that is one
-string, a static part of two blocks). Each exercise's recipe comes only from ``hint(n)``.
+sessions go through, rather than a list of expected answers: exercise 1 sends turns of 1 to 40
+calls through it, narrated and in parallel, with three lookback windows; exercise 2 sends a
+request, waits twenty minutes on a fake clock, and sends the next one, then marks requests of
+other shapes (no tools, a system prompt that is one string, a static part of two blocks).
+Each exercise's recipe comes only from ``hint(n)``.
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ from harness.clock import FakeClock
 from harness.exercises import NotYet, exercise, hints
 from harness.loop import ModelRequest
 from harness.model import DEFAULT_MODEL
-from harness.model.cache import PromptCache
+from harness.model.cache import LOOKBACK_POSITIONS, PromptCache, positions, prefix_blocks
 
-# -- exercise 1: how wide can a turn be? ------------------------------------------------------
+# -- exercise 1: which turns break the moving breakpoint? -------------------------------------
 
 _STATIC = "You review code for a shop. " * 200  # well above the cache's minimum
 _MARK = {"type": "ephemeral"}
+_WIDTHS = range(1, 41)
+# The API's window first, then two others: the rule, not the number 20, decides.
+_LOOKBACKS = (LOOKBACK_POSITIONS, 21, 15)
 
 
 def _marked_last(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -35,95 +39,132 @@ def _marked_last(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _turn(n_calls: int, text: bool, start: int) -> list[dict[str, Any]]:
-    """One turn: the model's reply (a line of text, then ``n_calls`` tool calls) and the user
-    message with their results."""
-    calls = [
-        {"type": "tool_use", "id": f"toolu_{start + i}", "name": "grep", "input": {"n": i}}
-        for i in range(n_calls)
-    ]
-    results = [
-        {"type": "tool_result", "tool_use_id": f"toolu_{start + i}", "content": f"match {i}"}
-        for i in range(n_calls)
-    ]
-    line = [{"type": "text", "text": "All the searches at once."}] if text else []
-    return [{"role": "assistant", "content": line + calls}, {"role": "user", "content": results}]
+def _turn(n_calls: int, narrated: bool, start: int) -> list[dict[str, Any]]:
+    """One turn: the model's reply and the user message with the results of its calls.
+
+    Narrated, the reply puts a line of text before each call; otherwise it says one line, then
+    makes all its calls at once (in parallel)."""
+    reply: list[dict[str, Any]] = [] if narrated else [{"type": "text", "text": "All at once."}]
+    results = []
+    for i in range(n_calls):
+        if narrated:
+            reply.append({"type": "text", "text": f"Now search {i}."})
+        reply.append({"type": "tool_use", "id": f"toolu_{start + i}", "name": "grep", "input": {}})
+        results.append(
+            {"type": "tool_result", "tool_use_id": f"toolu_{start + i}", "content": f"match {i}"}
+        )
+    return [{"role": "assistant", "content": reply}, {"role": "user", "content": results}]
 
 
-def moving_breakpoint_reads(n_calls: int, text: bool) -> tuple[int, bool]:
-    """(blocks the turn added, whether the moving breakpoint alone still read the previous
-    request's entry), from the cache simulator."""
+def moving_breakpoint_reads(
+    n_calls: int, narrated: bool, lookback: int = LOOKBACK_POSITIONS
+) -> tuple[int, bool]:
+    """(positions the turn added, whether the moving breakpoint alone still read the previous
+    request's entry), from the cache simulator with a lookback of ``lookback`` positions."""
     system = [{"type": "text", "text": _STATIC, "cache_control": dict(_MARK)}]
     before = [
         {"role": "user", "content": [{"type": "text", "text": "Do they all round the same?"}]},
-        *_turn(1, True, 0),
+        *_turn(1, False, 0),
     ]
-    after = before + _turn(n_calls, text, 100)
-    cache = PromptCache(clock=FakeClock())
+    after = before + _turn(n_calls, narrated, 100)
+    cache = PromptCache(clock=FakeClock(), lookback=lookback)
     first = cache.process(
         model=DEFAULT_MODEL, tools=None, system=system, messages=_marked_last(before)
     )
     second = cache.process(
         model=DEFAULT_MODEL, tools=None, system=system, messages=_marked_last(after)
     )
-    added = sum(len(message["content"]) for message in after[len(before) :])
+    added = positions(prefix_blocks(None, system, after))[-1]
+    added -= positions(prefix_blocks(None, system, before))[-1]
     return added, second.read >= first.total
 
 
+def _say(narrated: bool) -> str:
+    return f"narrated={narrated}"
+
+
 _WIDEST_HINT = (
-    "count the blocks of one turn as they reach the prefix: the reply, then the user message "
-    "that answers it. The moving breakpoint checks LOOKBACK_BLOCKS positions, itself among them."
+    "count positions, not blocks, the way the chapter's table of rules does: the reply, then "
+    "the user message that answers it. Which blocks share a position? The moving breakpoint "
+    "checks `lookback` positions, its own among them."
 )
-_WIDEST_FIRST = "blocks_added(1, text=True) should be 3: a line of text, one call, one result."
+_WIDEST_FIRST = (
+    "positions_added(1, narrated=False) should be 3: a line of text, one call, one result."
+)
 _WIDEST_RECIPE = """\
-1. blocks_added(n_calls, text): the reply holds one text block when `text` is true, then one
-   tool_use block per call; the next user message holds one tool_result block per call.
-   Add the three counts: (1 if text else 0) + n_calls + n_calls.
-2. The moving breakpoint checks LOOKBACK_BLOCKS positions, its own block first, so it finds
-   the previous entry only if that entry ends at most LOOKBACK_BLOCKS - 1 blocks back: the
-   turn must add fewer than LOOKBACK_BLOCKS blocks.
-3. widest_turn(text): the largest n for which blocks_added(n, text) < LOOKBACK_BLOCKS. Count
-   n up from 0 while blocks_added(n + 1, text) < LOOKBACK_BLOCKS, or take
-   max(n for n in range(LOOKBACK_BLOCKS) if blocks_added(n, text) < LOOKBACK_BLOCKS).
-4. Use LOOKBACK_BLOCKS (from harness.model.cache), not the number 20 typed in."""
+1. positions_added(n_calls, narrated): every block is a position of its own, except that a
+   run of consecutive tool_use blocks is one position, and so is a run of consecutive
+   tool_result blocks.
+   - Narrated, the reply alternates text and tool_use (text, call, text, call...): no two
+     calls touch, so each text and each call is a position: 2 * n_calls.
+   - Not narrated, the reply is one line of text and then one run of calls: 2, whatever
+     n_calls is.
+   - The results come back as one run of tool_result blocks: add 1.
+2. The moving breakpoint checks `lookback` positions, its own first: it still finds the
+   previous entry only if the turn added fewer than `lookback` positions.
+3. widest_turn(narrated, lookback): the largest n in range(lookback + 1) with
+   positions_added(n, narrated) < lookback. A narrated turn of `lookback` calls adds more
+   than `lookback` positions; if even that many calls fit, the turn's positions do not grow
+   with its calls and no number of calls breaks the breakpoint: return None.
+4. Use LOOKBACK_POSITIONS (from harness.model.cache) as the default, not the number 20 typed
+   in."""
 
 
-@exercise("blocks_added", _WIDEST_HINT, first=_WIDEST_FIRST, number=1)
-def check_widest_turn(blocks_added: Callable[..., Any], widest_turn: Callable[..., Any]) -> str:
-    """Exercise 1: ``blocks_added(n_calls, text)`` and ``widest_turn(text)`` agree with the
-    cache simulator for turns of 1 to 12 parallel calls, with and without a line of text."""
-    for text in (True, False):
-        for n in range(1, 13):
-            added, _ = moving_breakpoint_reads(n, text)
-            got = blocks_added(n, text)
+@exercise("positions_added", _WIDEST_HINT, first=_WIDEST_FIRST, number=1)
+def check_widest_turn(positions_added: Callable[..., Any], widest_turn: Callable[..., Any]) -> str:
+    """Exercise 1: ``positions_added(n_calls, narrated)`` and ``widest_turn(narrated,
+    lookback)`` agree with the cache simulator for turns of 1 to 40 calls, narrated and in
+    parallel, with the API's lookback of 20 positions and with two others."""
+    for narrated in (False, True):
+        for n in _WIDTHS:
+            added, _ = moving_breakpoint_reads(n, narrated)
+            got = positions_added(n, narrated)
             if not _is_int(got) or got != added:
                 raise NotYet(
-                    f"blocks_added({n}, text={text}) is {got!r}, but that turn adds {added} "
-                    "blocks to the prefix."
+                    f"positions_added({n}, {_say(narrated)}) is {got!r}, but that turn adds "
+                    f"{added} positions to the prefix."
                 )
-    widths: dict[bool, int] = {}
-    for text in (True, False):
-        try:
-            widest = widest_turn(text)
-        except NotImplementedError:
-            raise NotYet(
-                "blocks_added is right for turns of 1 to 12 calls; `widest_turn` is still the "
-                "stub (it raises NotImplementedError)."
-            ) from None
-        if not _is_int(widest):
-            raise NotYet(f"widest_turn({text}) is {widest!r}; return a whole number of calls.")
-        for n in range(1, 13):
-            _, reads = moving_breakpoint_reads(n, text)
-            if reads != (n <= widest):
-                verb = "still reads" if reads else "misses"
+    widths: dict[bool, int | None] = {}
+    for lookback in _LOOKBACKS:
+        for narrated in (False, True):
+            call = f"widest_turn({_say(narrated)}, lookback={lookback})"
+            try:
+                widest = widest_turn(narrated, lookback)
+            except NotImplementedError:
                 raise NotYet(
-                    f"with {n} parallel calls (text={text}) the moving breakpoint alone {verb} "
-                    f"the previous entry, but widest_turn({text}) is {widest!r}."
+                    "positions_added is right for turns of 1 to 40 calls; `widest_turn` is "
+                    "still the stub (it raises NotImplementedError)."
+                ) from None
+            if widest is not None and not _is_int(widest):
+                raise NotYet(f"{call} is {widest!r}; return a whole number of calls, or None.")
+            reads = {n: moving_breakpoint_reads(n, narrated, lookback)[1] for n in _WIDTHS}
+            if widest is None and not all(reads.values()):
+                first_miss = min(n for n, hit in reads.items() if not hit)
+                raise NotYet(
+                    f"{call} is None, but a turn of {first_miss} calls ({_say(narrated)}) "
+                    f"already misses the previous entry with a lookback of {lookback}."
                 )
-        widths[text] = widest
+            if widest is not None and all(reads.values()):
+                raise NotYet(
+                    f"{call} is {widest!r}, but every turn of {_WIDTHS[0]} to {_WIDTHS[-1]} "
+                    f"calls ({_say(narrated)}) still reads the previous entry with a lookback "
+                    f"of {lookback}: does any number of calls break it?"
+                )
+            for n, hit in reads.items():
+                if widest is not None and hit != (n <= widest):
+                    verb = "still reads" if hit else "misses"
+                    raise NotYet(
+                        f"with {n} calls ({_say(narrated)}) and a lookback of {lookback} "
+                        f"positions, the moving breakpoint alone {verb} the previous entry, "
+                        f"but {call} is {widest!r}."
+                    )
+            if lookback == LOOKBACK_POSITIONS:
+                widths[narrated] = widest
     return (
-        f"the moving breakpoint alone bridges {widths[True]} parallel calls with a line of "
-        f"text and {widths[False]} without; one more, and the turn misses the cache"
+        f"with the API's {LOOKBACK_POSITIONS} positions, the moving breakpoint alone bridges a "
+        f"narrated turn of up to {widths[True]} calls and a parallel turn of any width "
+        f"(widest_turn gives {widths[False]}); one more narrated call, and the turn misses "
+        "the cache"
     )
 
 

@@ -4,8 +4,10 @@
 
 Both runs send the same conversation. The first has no cache breakpoints (every request
 pays the full input price for its whole prompt); the second uses the harness's layout
-(breakpoints on the tools, the end of the static system prompt and the last message).
-Prints prompt tokens, the share read from cache and the cost of each run.
+(``PromptCaching``: breakpoints on the last tool, the end of the static system prompt, the last
+message and the message the previous request ended with). Both run on the course's default
+model, ``harness.model.DEFAULT_MODEL``, at its prices. Prints prompt tokens, the share read from
+cache and the cost of each run.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from harness.agent import Agent
 from harness.clock import FakeClock
 from harness.loop import AgentConfig, Plugin
-from harness.model import ScriptedModel
+from harness.model import DEFAULT_MODEL, ScriptedModel
 from harness.notebook.sessions import ThinkingTime, coding_script, make_project
 from harness.pricing import CostMeter
 from harness.prompt import (
@@ -31,7 +33,7 @@ from harness.prompt import (
 from harness.tools import builtin_tools
 
 TURNS = 30
-MODEL = "claude-sonnet-4-6"
+MODEL = DEFAULT_MODEL  # the course's model: its prices and its minimum cacheable prefix
 
 
 def run(cached: bool) -> CostMeter:

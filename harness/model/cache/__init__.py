@@ -60,7 +60,6 @@ from harness.model.cache.minimums import (
 from harness.model.cache.misses import PROMPT_AFFECTING, Fingerprint, diagnose, fingerprint
 from harness.model.cache.prefix import TTL, TTL_SECONDS, PrefixBlock, positions, prefix_blocks
 from harness.model.cache.simulator import (
-    LOOKBACK_BLOCKS,
     LOOKBACK_POSITIONS,
     CacheResult,
     PromptCache,
@@ -68,7 +67,6 @@ from harness.model.cache.simulator import (
 
 __all__ = [
     "DEFAULT_MINIMUM_TOKENS",
-    "LOOKBACK_BLOCKS",
     "LOOKBACK_POSITIONS",
     "MAX_BREAKPOINTS",
     "MINIMUMS_AS_OF",

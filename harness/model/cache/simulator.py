@@ -30,7 +30,6 @@ from harness.model.cache.misses import Fingerprint, diagnose, fingerprint
 from harness.model.cache.prefix import TTL_SECONDS, PrefixBlock, positions
 
 LOOKBACK_POSITIONS = 20
-LOOKBACK_BLOCKS = LOOKBACK_POSITIONS  # the name it had when the lookback counted blocks
 
 
 @dataclass(frozen=True)
