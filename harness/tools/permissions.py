@@ -7,8 +7,8 @@ examples of Claude Code's permissions documentation (code.claude.com/docs/en/per
 ``*`` matches anything, spaces included, anywhere in the pattern; a pattern whose only ``*``
 ends it after a space (``git diff *``) also matches the bare prefix (``git diff``), the word
 boundary that keeps ``ls *`` from matching ``lsof``; and the legacy suffix ``:*``
-(``git diff:*``), which the documentation calls equivalent to `` *`` but deprecated, is read as
-`` *``. The order of precedence is fixed:
+(``git diff:*``), which the documentation calls equivalent to a space and ``*`` but deprecated,
+is read as that (``git diff *``). The order of precedence is fixed:
 
     deny rule  >  ask rule  >  allow rule  >  the mode's default
 
@@ -82,7 +82,8 @@ def _glob_regex(pattern: str, *, path: bool) -> re.Pattern[str]:
 
 
 LEGACY_SUFFIX = ":*"
-"""Claude Code's older spelling of a trailing `` *`` in a command rule (``Bash(npm:*)``)."""
+"""Claude Code's older spelling of a trailing space and ``*`` in a command rule
+(``Bash(npm:*)``)."""
 
 
 def _command_regex(pattern: str) -> re.Pattern[str]:
