@@ -16,6 +16,7 @@ page gave us is ``None``, and its row says so.
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from datetime import date
 from typing import Literal
 
@@ -127,9 +128,20 @@ window in the table, so a harness that compacts by it never overfills a real mod
 Our choice, not a fact."""
 
 
-def _name(model: str) -> str:
+def model_key(model: str, known: Container[str]) -> str:
+    """The key a table of models (``known``) files ``model`` under: the id without a date or
+    ``-latest`` suffix, and without the ``-0`` of an alias such as ``claude-opus-4-0`` when the
+    table knows the shorter id. This table and the cache minimums' both look ids up by it.
+
+    >>> model_key("claude-opus-4-5-20251101", MODELS)
+    'claude-opus-4-5'
+    """
     name = re.sub(r"-(\d{8}|latest)$", "", model)
-    return name[:-2] if name not in MODELS and name.endswith("-0") else name
+    return name[:-2] if name not in known and name.endswith("-0") else name
+
+
+def _name(model: str) -> str:
+    return model_key(model, MODELS)
 
 
 def facts_of(model: str) -> ModelFacts:

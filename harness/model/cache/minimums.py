@@ -14,8 +14,9 @@ prefix between 1,024 and 2,048 tokens may not be cached although the simulator c
 
 from __future__ import annotations
 
-import re
 from datetime import date
+
+from harness.model.models import model_key
 
 # The minimum cacheable prefix is data, like prices (harness.pricing): it differs by model,
 # and it changes when models do.
@@ -74,7 +75,6 @@ def minimum_cacheable_tokens(model: str) -> int:
     >>> minimum_cacheable_tokens("claude-opus-4-5-20251101")
     4096
     """
-    name = re.sub(r"-(\d{8}|latest)$", "", model)
-    if name not in MINIMUM_CACHEABLE_TOKENS and name.endswith("-0"):
-        name = name[:-2]
-    return MINIMUM_CACHEABLE_TOKENS.get(name, DEFAULT_MINIMUM_TOKENS)
+    return MINIMUM_CACHEABLE_TOKENS.get(
+        model_key(model, MINIMUM_CACHEABLE_TOKENS), DEFAULT_MINIMUM_TOKENS
+    )
