@@ -78,6 +78,7 @@ CHAPTER: dict[str, int] = {
     # 03: the system prompt and the prompt cache.
     "harness.prompt": 3,
     "harness.notebook.cache": 3,
+    "harness.notebook.turns": 3,
     "harness.notebook": 3,
     # 04: the context budget and microcompact.
     "harness.compaction": 4,

@@ -84,8 +84,8 @@ def test_an_unknown_model_gets_the_smallest_window_and_no_facts() -> None:
 def test_offline_the_scripted_model_has_the_default_models_window_and_output() -> None:
     model = default_model(env={})
     assert isinstance(model, ScriptedModel)
-    assert model.context_window == DEFAULT_CONTEXT_WINDOW
-    assert model.max_output == DEFAULT_MAX_OUTPUT
+    assert model.window_for(DEFAULT_MODEL) == DEFAULT_CONTEXT_WINDOW
+    assert model.output_for(DEFAULT_MODEL) == DEFAULT_MAX_OUTPUT
     ok = ScriptedModel([reply("fine")])
     ok.create(model=DEFAULT_MODEL, max_tokens=128_000, messages=[{"role": "user", "content": "x"}])
     with pytest.raises(type(faults.invalid_request("x")), match="128000"):
@@ -106,3 +106,21 @@ def test_an_agent_on_a_model_without_a_window_reads_the_table(tmp_path: Path) ->
     assert agent.context_window == DEFAULT_CONTEXT_WINDOW
     haiku = Agent(Live(), workspace=tmp_path, config=AgentConfig(model="claude-haiku-4-5"))  # type: ignore[arg-type]
     assert haiku.context_window == 200_000
+
+
+def test_offline_each_request_is_held_to_its_own_models_window_as_on_the_api() -> None:
+    # 300K tokens of prompt: inside Sonnet 5.5's 1M window, over Haiku 4.5's 200K.
+    big = [{"role": "user", "content": "word " * 300_000}]
+    model = ScriptedModel([reply("read it"), reply("never")])
+    model.create(model=DEFAULT_MODEL, max_tokens=100, messages=big)
+    with pytest.raises(type(faults.prompt_too_long(1, 1)), match="200000"):
+        model.create(model="claude-haiku-4-5", max_tokens=100, messages=big)
+    with pytest.raises(type(faults.invalid_request("x")), match="64000"):
+        model.create(
+            model="claude-haiku-4-5", max_tokens=64_001, messages=[big[0] | {"content": "x"}]
+        )
+
+
+def test_a_window_given_to_the_scripted_model_holds_for_every_model() -> None:
+    model = ScriptedModel([reply("never")], context_window=1_000)
+    assert model.window_for("claude-sonnet-5-5") == model.window_for("claude-haiku-4-5") == 1_000

@@ -22,7 +22,6 @@ from harness import messages as m
 from harness.clock import Clock
 from harness.compaction.summary import is_compaction_request
 from harness.model import ScriptedModel, faults
-from harness.model.models import DEFAULT_CONTEXT_WINDOW
 from harness.model.scripted import Reply, Request, ToolCall
 from harness.model.scripted_memory import is_extraction_request, scripted_extraction
 from harness.model.scripted_summary import scripted_summary
@@ -165,7 +164,7 @@ def _flaky(model: ScriptedModel) -> Callable[[Request], BaseException | None]:
 def demo_model(
     *,
     clock: Clock | None = None,
-    context_window: int = DEFAULT_CONTEXT_WINDOW,
+    context_window: int | None = None,
     id_prefix: str = "demo",
 ) -> ScriptedModel:
     """The command line's offline model (see the module's docstring). Its message and tool

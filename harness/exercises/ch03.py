@@ -22,7 +22,8 @@ from harness.clock import FakeClock
 from harness.exercises import NotYet, exercise, hints
 from harness.loop import ModelRequest
 from harness.model import DEFAULT_MODEL
-from harness.model.cache import LOOKBACK_POSITIONS, PromptCache, positions, prefix_blocks
+from harness.model.cache import LOOKBACK_POSITIONS, PromptCache
+from harness.notebook.turns import narrated_turn, parallel_turn, positions_between
 
 # -- exercise 1: which turns break the moving breakpoint? -------------------------------------
 
@@ -40,20 +41,8 @@ def _marked_last(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _turn(n_calls: int, narrated: bool, start: int) -> list[dict[str, Any]]:
-    """One turn: the model's reply and the user message with the results of its calls.
-
-    Narrated, the reply puts a line of text before each call; otherwise it says one line, then
-    makes all its calls at once (in parallel)."""
-    reply: list[dict[str, Any]] = [] if narrated else [{"type": "text", "text": "All at once."}]
-    results = []
-    for i in range(n_calls):
-        if narrated:
-            reply.append({"type": "text", "text": f"Now search {i}."})
-        reply.append({"type": "tool_use", "id": f"toolu_{start + i}", "name": "grep", "input": {}})
-        results.append(
-            {"type": "tool_result", "tool_use_id": f"toolu_{start + i}", "content": f"match {i}"}
-        )
-    return [{"role": "assistant", "content": reply}, {"role": "user", "content": results}]
+    """One turn of ``n_calls`` calls, narrated (a line before each) or in parallel."""
+    return narrated_turn(n_calls, start) if narrated else parallel_turn(n_calls, start)
 
 
 def moving_breakpoint_reads(
@@ -74,9 +63,7 @@ def moving_breakpoint_reads(
     second = cache.process(
         model=DEFAULT_MODEL, tools=None, system=system, messages=_marked_last(after)
     )
-    added = positions(prefix_blocks(None, system, after))[-1]
-    added -= positions(prefix_blocks(None, system, before))[-1]
-    return added, second.read >= first.total
+    return positions_between(None, system, before, after), second.read >= first.total
 
 
 def _say(narrated: bool) -> str:

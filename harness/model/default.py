@@ -9,7 +9,6 @@ from collections.abc import Iterable, Mapping
 from harness.clock import Clock
 from harness.model.base import Model, is_live, model_name
 from harness.model.live import AnthropicModel
-from harness.model.models import DEFAULT_CONTEXT_WINDOW
 from harness.model.scripted import ScriptedModel, Step
 
 
@@ -24,7 +23,7 @@ def default_model(
     *,
     env: Mapping[str, str] | None = None,
     clock: Clock | None = None,
-    context_window: int = DEFAULT_CONTEXT_WINDOW,
+    context_window: int | None = None,
 ) -> Model:
     """Live if ``ANTHROPIC_API_KEY`` is set, otherwise a :class:`ScriptedModel` of ``script``.
 

@@ -54,7 +54,7 @@ from harness.model.cache import (
     diagnose,
     fingerprint,
 )
-from harness.model.models import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT
+from harness.model.models import DEFAULT_MAX_OUTPUT, context_window_of, max_output_of
 from harness.model.scripted.replies import _apply_stop_sequences, _fit, _regeneration_key
 from harness.model.scripted.rules import (
     _api_message,
@@ -88,8 +88,8 @@ class ScriptedModel:
         self,
         script: Iterable[Step] = (),
         *,
-        context_window: int = DEFAULT_CONTEXT_WINDOW,
-        max_output: int = DEFAULT_MAX_OUTPUT,
+        context_window: int | None = None,
+        max_output: int | None = None,
         clock: Clock | None = None,
         id_prefix: str = "",
         cache: PromptCache | None = None,
@@ -102,7 +102,10 @@ class ScriptedModel:
         """Faults to raise before the script is consulted: a list, one per call, or a function
         of each request (see :meth:`schedule`)."""
         self.context_window = context_window
+        """The window every request is held to; ``None``: each request's model's, from the
+        course's model table (``harness.model.models``), as the API holds each model to its own."""
         self.max_output = max_output
+        """The most ``max_tokens`` may ask for; ``None``: each request's model's, likewise."""
         self.clock: Clock = clock or FakeClock()
         self.cache = cache or PromptCache(clock=self.clock)
         """The prompt cache this model's requests go through (on the same clock)."""
@@ -250,8 +253,9 @@ class ScriptedModel:
         )
         if (fault := self._next_fault(request)) is not None:
             raise fault
-        if request.input_tokens > self.context_window:
-            raise faults.prompt_too_long(request.input_tokens, self.context_window)
+        window = self.window_for(request.model)
+        if request.input_tokens > window:
+            raise faults.prompt_too_long(request.input_tokens, window)
         key = _regeneration_key(request)
         if self._cut is not None and self._cut[0] == key:  # the same request after a cut
             step = self._cut[1]
@@ -270,6 +274,16 @@ class ScriptedModel:
         if message.stop_reason == "max_tokens":
             self._cut = (key, original)
         return message
+
+    def window_for(self, model: str) -> int:
+        """The context window a request for ``model`` is held to: :attr:`context_window` if
+        set, else the model's own (the default model's: 1M; an unknown model's: 200K)."""
+        return self.context_window or context_window_of(model)
+
+    def output_for(self, model: str) -> int:
+        """The most output tokens a request for ``model`` may ask for: :attr:`max_output` if
+        set, else the model's own, else the default model's (128K)."""
+        return self.max_output or max_output_of(model) or DEFAULT_MAX_OUTPUT
 
     def stream(self, **params: Any) -> ScriptedStream:
         """``client.messages.stream(...)``: the same replies as :meth:`create`, as a stream."""
@@ -290,9 +304,9 @@ class ScriptedModel:
         ):
             if error is not None:
                 raise faults.invalid_request(error)
-        if request.max_tokens > self.max_output:
+        if request.max_tokens > (most := self.output_for(request.model)):
             raise faults.invalid_request(
-                f"max_tokens: {request.max_tokens} > {self.max_output}, which is the maximum "
+                f"max_tokens: {request.max_tokens} > {most}, which is the maximum "
                 f"allowed number of output tokens for {request.model}"
             )
         # The API merges consecutive same-role messages into one turn instead of refusing
@@ -306,7 +320,7 @@ class ScriptedModel:
         # A stop sequence ends generation where it appears, before any token limit that lies
         # further on is reached, so it is applied to the scripted reply first.
         step, stop_sequence = _apply_stop_sequences(step, request.extra.get("stop_sequences") or [])
-        room = self.context_window - request.input_tokens
+        room = self.window_for(request.model) - request.input_tokens
         budget = min(request.max_tokens, room)
         content, cut = _fit(step, budget, self._new_id)
         stop_reason: StopReason
