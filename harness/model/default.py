@@ -29,6 +29,8 @@ def default_model(
 
     Notebooks pass the script their cells were written against; with a key set the script
     is ignored and the real model answers (so outputs will differ from the stored ones).
+    ``context_window`` holds the scripted model to a window of your choosing; ``None`` holds
+    each request to its model's own, as the API does.
     """
     if is_live(env):
         source = os.environ if env is None else env
