@@ -160,6 +160,15 @@ CHAPTER: dict[str, int] = {
     "harness.notebook.capstone": 11,
     "harness.exercises.ch11": 11,
     "harness.course": 11,
+    # 12: planning.
+    "harness.planning": 12,
+    "harness.planning.todos": 12,
+    "harness.planning.tool": 12,
+    "harness.planning.reminders": 12,
+    "harness.planning.plan_mode": 12,
+    "harness.planning.progress": 12,
+    "harness.planning.plugin": 12,
+    "harness.notebook.planning": 12,
 }
 
 

@@ -10,7 +10,7 @@ compaction's report or event says so.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,9 +56,21 @@ class PinnedFacts:
     """Facts that must survive every compaction."""
 
     facts: list[PinnedFact] = field(default_factory=list)
+    live: list[Callable[[], PinnedFact | None]] = field(default_factory=list)
+    """Facts that change as the session goes, asked for at each check: the todo list
+    (chapter 12) pins its current checklist this way. ``None``: nothing to pin now."""
 
     def add(self, text: str, source: str = "user") -> None:
         self.facts.append(PinnedFact(text.strip(), source))
+
+    def current(self) -> list[PinnedFact]:
+        """Every fact to check now: the fixed ones, then each live one's current text."""
+        out = list(self.facts)
+        for provide in self.live:
+            fact = provide()
+            if fact is not None and fact.text.strip():
+                out.append(fact)
+        return out
 
     def missing_from(
         self,
@@ -81,7 +93,7 @@ class PinnedFacts:
         elif system:
             parts += [str(block.get("text", "")) for block in system]
         haystack = _normalise("\n".join(parts))
-        return [f for f in self.facts if _normalise(f.text) not in haystack]
+        return [f for f in self.current() if _normalise(f.text) not in haystack]
 
     def put_back(
         self,
