@@ -235,8 +235,44 @@ class TaskRun:
         return STEPS - self.completed
 
 
-def run_long_task(*, plan: bool, seed: int = 0, max_turns: int = 60) -> TaskRun:
-    """The long task, with or without the todo list, under auto-compaction."""
+@dataclass
+class LongTask:
+    """The long task, set up and not yet run: its agent, scripted model and workspace (so
+    what the model was sent, the compaction requests included, can be looked at after)."""
+
+    plan: bool
+    seed: int
+    agent: Agent
+    model: ScriptedModel
+    work: Workspace
+
+    def run(self) -> TaskRun:
+        """Run the task to its end (or the turn limit)."""
+        events: list[Event] = []
+        done_by_turn: list[int] = []
+        seen: set[str] = set()
+        for event in self.agent.run(TASK.format(names=", ".join(module_names()))):
+            events.append(event)
+            if isinstance(event, ToolFinished) and event.name == "migrate" and not event.is_error:
+                seen.add(self.work.calls[-1])
+            if type(event).__name__ == "AssistantReplied":
+                done_by_turn.append(len(seen))
+        done_by_turn.append(len(seen))
+        return TaskRun(
+            plan=self.plan,
+            seed=self.seed,
+            calls=tuple(self.work.calls),
+            turns=sum(1 for e in events if type(e).__name__ == "AssistantReplied"),
+            compactions=sum(1 for e in events if type(e).__name__ == "Compacted"),
+            cost=self.agent.meter.total.total,
+            cache_read_share=self.agent.meter.cache_read_share,
+            done_by_turn=tuple(done_by_turn[1:]),
+            events=tuple(events),
+        )
+
+
+def long_task(*, plan: bool, seed: int = 0, max_turns: int = 60) -> LongTask:
+    """The long task's agent, with or without the todo list, under auto-compaction."""
     clock = FakeClock()
     model = ScriptedModel(context_window=WINDOW, max_output=MAX_OUTPUT, clock=clock)
     model.answer_when(lambda r: True, lambda r: policy(r, plan=plan, seed=seed))
@@ -261,24 +297,9 @@ def run_long_task(*, plan: bool, seed: int = 0, max_turns: int = 60) -> TaskRun:
         context_window=WINDOW,
         permissions=Permissions.from_rules(allow=["migrate"]),
     )
-    events: list[Event] = []
-    done_by_turn: list[int] = []
-    seen: set[str] = set()
-    for event in agent.run(TASK.format(names=", ".join(module_names()))):
-        events.append(event)
-        if isinstance(event, ToolFinished) and event.name == "migrate" and not event.is_error:
-            seen.add(work.calls[-1])
-        if type(event).__name__ == "AssistantReplied":
-            done_by_turn.append(len(seen))
-    done_by_turn.append(len(seen))
-    return TaskRun(
-        plan=plan,
-        seed=seed,
-        calls=tuple(work.calls),
-        turns=sum(1 for e in events if type(e).__name__ == "AssistantReplied"),
-        compactions=sum(1 for e in events if type(e).__name__ == "Compacted"),
-        cost=agent.meter.total.total,
-        cache_read_share=agent.meter.cache_read_share,
-        done_by_turn=tuple(done_by_turn[1:]),
-        events=tuple(events),
-    )
+    return LongTask(plan, seed, agent, model, work)
+
+
+def run_long_task(*, plan: bool, seed: int = 0, max_turns: int = 60) -> TaskRun:
+    """The long task, with or without the todo list, under auto-compaction."""
+    return long_task(plan=plan, seed=seed, max_turns=max_turns).run()

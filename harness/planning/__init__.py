@@ -25,7 +25,13 @@ from harness.planning.progress import (
     ProgressFileError,
     parse_progress,
 )
-from harness.planning.reminders import REMINDER_TURNS, ReminderClock, todo_reminder, with_reminder
+from harness.planning.reminders import (
+    PLAN_REMINDER_TURNS,
+    REMINDER_TURNS,
+    ReminderClock,
+    todo_reminder,
+    with_reminder,
+)
 from harness.planning.todos import (
     MAX_TODOS,
     RESULT_TEXT,
@@ -40,6 +46,7 @@ from harness.planning.tool import TODO_TOOL, todo_tool
 __all__ = [
     "EXIT_PLAN_TOOL",
     "MAX_TODOS",
+    "PLAN_REMINDER_TURNS",
     "PROGRESS_FILE",
     "REMINDER_TURNS",
     "RESULT_TEXT",

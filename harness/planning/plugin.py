@@ -35,6 +35,7 @@ from harness.planning.plan_mode import PlanMode, exit_plan_mode_tool
 from harness.planning.progress import ProgressFile, ProgressFileError
 from harness.planning.reminders import (
     PLAN_MODE_REMINDER,
+    PLAN_REMINDER_TURNS,
     REMINDER_TURNS,
     ReminderClock,
     system_reminder,
@@ -98,6 +99,8 @@ class Planning(Plugin):
         self.reminders_on = reminder_turns is not None
         self.reminded: list[int] = []
         """The turns whose request carried a todo reminder."""
+        self._plan_reminded: int | None = None
+        """The turn of the last plan-mode reminder (``None``: none since plan mode began)."""
         self.todos.listeners.append(self._changed)
 
     # -- set-up ------------------------------------------------------------------------------
@@ -139,8 +142,13 @@ class Planning(Plugin):
         if request.purpose != "turn":
             return call(request)
         if self.plan_mode is not None and self.plan_mode.active:
-            request = with_reminder(request, system_reminder(PLAN_MODE_REMINDER))
-            agent.emit(TodosReminded("plan_mode", len(self.todos.current.open)))
+            last = self._plan_reminded
+            if last is None or self.clock.turns - last >= PLAN_REMINDER_TURNS:
+                request = with_reminder(request, system_reminder(PLAN_MODE_REMINDER))
+                self._plan_reminded = self.clock.turns
+                agent.emit(TodosReminded("plan_mode", len(self.todos.current.open)))
+        else:
+            self._plan_reminded = None
         todo_list = self.todos.current
         if self.reminders_on and self.clock.due(todo_list):
             request = with_reminder(request, todo_reminder(todo_list))

@@ -28,6 +28,11 @@ REMINDER_TURNS = 10
 """Assistant turns without a todo write, and between two reminders, before the next one
 (Claude Code's cadence, as analyses of its source report it)."""
 
+PLAN_REMINDER_TURNS = 5
+"""Assistant turns between two plan-mode reminders while plan mode is on (Claude Code's
+``PLAN_MODE_ATTACHMENT_CONFIG``, as analyses of its source report it; it also alternates a
+full and a short wording, which we do not)."""
+
 TODO_REMINDER = (
     "You have not updated your todo list for a while. If you are working through it, mark "
     "what is done and what you are doing now; if it no longer matches the work, rewrite it. "
