@@ -48,6 +48,9 @@ from harness.tools.base import Tool
 from harness.tools.permissions import Permissions
 
 TODO_HEADING = "Your todo list (todo_write), as last written:"
+WRITERS = frozenset({TODO_TOOL, "TodoWrite"})
+"""Tools whose input is a whole todo list: ours, and Claude Code's (same fields), so a resumed
+Claude Code transcript gives its list back too."""
 TODO_END = "(end of the todo list)"
 
 
@@ -193,7 +196,8 @@ class Planning(Plugin):
 def list_in(conversation: Sequence[m.MessageDict]) -> TodoList | None:
     """The latest todo list a conversation holds, or ``None``.
 
-    Reading back from the end: a ``todo_write`` call whose result was not an error (its input
+    Reading back from the end: a ``todo_write`` call (or Claude Code's ``TodoWrite``, whose input
+    has the same fields) whose result was not an error (its input
     is the list, validated again), or a text block with the pinned checklist (what a
     compaction put back). A call refused, or an input that no longer validates (a hand-edited
     transcript), is passed over for an earlier one.
@@ -208,7 +212,7 @@ def list_in(conversation: Sequence[m.MessageDict]) -> TodoList | None:
     for msg in reversed(conversation):
         for block in reversed(m.blocks(msg)):
             kind = block.get("type")
-            if kind == "tool_use" and block.get("name") == TODO_TOOL:
+            if kind == "tool_use" and block.get("name") in WRITERS:
                 if str(block.get("id")) in refused:
                     continue
                 try:
