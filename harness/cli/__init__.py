@@ -17,6 +17,7 @@ The pieces:
 * ``assemble``: the agent, every mechanism of the course on one loop, and its sessions;
 * ``commands``: the slash commands of the interactive mode;
 * ``terminal``: printing events, progress on long waits, and asking for approvals;
+* ``todos``: the todo list and plan mode at the terminal (chapter 12);
 * ``report``: how a run ended (its exit code), what fills the context, what it cost;
 * ``demo``: the scripted model that answers offline.
 """
@@ -44,6 +45,7 @@ from harness.cli.program import Program, describe
 from harness.cli.report import Exit
 from harness.cli.terminal import NoInput, Reader
 from harness.memory import MemoryFormatError
+from harness.planning import PROGRESS_FILE
 from harness.resume import SessionNotFound
 
 __all__ = [
@@ -126,6 +128,14 @@ def parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="where transcripts live (default ./.harness; ~/.claude for Claude Code's)",
     )
+    p.add_argument(
+        "--progress",
+        nargs="?",
+        const=Path(PROGRESS_FILE),
+        type=Path,
+        metavar="PATH",
+        help=f"start from a progress file and keep it current (default name {PROGRESS_FILE})",
+    )
     p.add_argument("--verbose", action="store_true", help="print every event, model calls too")
     return p
 
@@ -164,8 +174,9 @@ def _problem(args: argparse.Namespace) -> str | None:
         return "--max-turns must be at least 1"
     if args.cont and args.resume:
         return "use --continue or --resume, not both"
-    if args.sessions is not None and "\0" in str(args.sessions):
-        return "--sessions: a path cannot hold a NUL character"
+    for flag, path in (("--sessions", args.sessions), ("--progress", args.progress)):
+        if path is not None and "\0" in str(path):
+            return f"{flag}: a path cannot hold a NUL character"
     return None
 
 

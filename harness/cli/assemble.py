@@ -6,18 +6,29 @@ course and nothing else:
 * the model: live (chapter 00's ``AnthropicModel``) when ``ANTHROPIC_API_KEY`` is set, else
   the offline demo model (:mod:`harness.cli.demo`);
 * the six workspace tools under a permission mode, asking ``approver`` (chapter 02), plus a
-  ``subagent`` tool for fresh read-only children and a ``fork`` tool (chapter 10);
+  ``subagent`` tool for fresh read-only children and a ``fork`` tool (chapter 10), and
+  planning's ``todo_write`` and ``exit_plan_mode`` (chapter 12: a fork may use neither, since
+  the list and the mode are its parent's);
 * the system prompt in sections, CLAUDE.md files included, with cache breakpoints (chapter 03);
 * the plugins, outermost first: ``extra`` (the terminal's progress display), prompt caching
-  (03), error recovery (06), the transcript (08: the reply is on disk before anything else
-  looks at it), session memory (07), microcompact (04), and auto-compact with session memory
-  as tier 2 (05, 07).
+  (03), planning (12: inside caching, so its reminders go after the breakpoint, and outside
+  recovery, so a retried call carries the same reminder), error recovery (06), the
+  transcript (08: the reply is on disk before anything else looks at it), session memory
+  (07), microcompact (04), and auto-compact with session memory as tier 2 (05, 07); auto-compact
+  and planning share their pinned facts, so every compaction puts the todo list back.
 
 One :class:`Harness` is one session: ``/clear`` builds a new one, ``--resume`` builds one
 and loads a transcript into it (chapter 08). Its session memory lives beside its transcript,
 in ``<session-id>/session-memory/MEMORY.md``, as its subagents' sidechains do. A resumed
 session whose memory file cannot be used (broken by hand, say) goes on without session
 memory, and the file is left as it is: :attr:`Harness.memory_error` says why.
+
+With :attr:`Options.progress`, the session starts from a progress file (chapter 12): its
+checklist becomes the todo list and its text the :attr:`Harness.briefing` the first prompt
+is sent after; the file is rewritten whenever the list changes. A resumed session keeps the
+list its conversation holds (the file's only if it holds none). A file that is there but
+cannot be used is left as it is, and the session goes on without one:
+:attr:`Harness.progress_error` says why.
 """
 
 from __future__ import annotations
@@ -35,12 +46,14 @@ from harness.cli.demo import demo_model
 from harness.clock import Clock, RealClock
 from harness.compaction.auto import AutoCompact
 from harness.compaction.microcompact import Microcompact
+from harness.compaction.pinned import PinnedFacts
 from harness.compaction.session_memory import SessionMemoryCompaction
 from harness.loop import AgentConfig, Plugin
 from harness.memory import SessionMemory, SessionMemoryError
 from harness.model import AnthropicModel, Model
 from harness.model.base import is_live, model_name
 from harness.model.models import context_window_of
+from harness.planning import EXIT_PLAN_TOOL, TODO_TOOL, Planning, ProgressFile, list_in
 from harness.prompt import (
     PromptCaching,
     Section,
@@ -71,6 +84,8 @@ MODES: dict[str, Mode] = {
 
 EXPLORER_TOOLS = ("read_file", "glob", "grep")
 """What a fresh subagent may use: reading only, like Claude Code's Explore agent."""
+PLANNING_TOOLS = (TODO_TOOL, EXIT_PLAN_TOOL)
+"""The session's own planning tools: a fork may not call them."""
 
 
 @dataclass
@@ -92,6 +107,8 @@ class Options:
     table (``harness.model.models``: 1M for the default model)."""
     home: Path | None = None
     """Where the user's ``~/.claude/CLAUDE.md`` is looked for (``None``: the home folder)."""
+    progress: Path | None = None
+    """The progress file (``--progress``), relative to the workspace; ``None``: none."""
 
     @property
     def live(self) -> bool:
@@ -123,10 +140,17 @@ class Harness:
     fork: Subagent
     claude_md: list[str]
     """The CLAUDE.md files in the system prompt, as the model sees them named."""
+    planning: Planning
+    """The todo list, its reminders, plan mode and the progress file (chapter 12)."""
     resumed: Resume | None = None
     memory_error: SessionMemoryError | None = None
     """Why the resumed session's memory file could not be read (then session memory is off
     for this session: neither extracted nor used by auto-compact, and the file untouched)."""
+    briefing: str = ""
+    """What the progress file says, to send in front of the first prompt (``""``: nothing)."""
+    progress_error: str | None = None
+    """Why the progress file could not be used (then this session has none, and the file is
+    left as it is)."""
 
     @property
     def session_id(self) -> str:
@@ -202,7 +226,12 @@ def assemble(
     workspace = Workspace(options.workspace)
     sessions = sessions or sessions_for(options, clock=clock)
     model = model or model_for(options, clock)
-    tools = builtin_tools()
+    permissions = Permissions(mode=options.permission_mode, workspace=workspace)
+    pinned = PinnedFacts()
+    planning = Planning(
+        pinned=pinned, permissions=permissions, progress=progress_file(options, workspace, clock)
+    )
+    tools = [*builtin_tools(), *planning.tools()]
     names = [t.name for t in tools] + ["subagent", "fork"]
     system, claude_md = system_prompt(workspace.root, names, clock, options.home)
     budget = ContextBudget(window=options.window)
@@ -220,9 +249,9 @@ def assemble(
     memory = SessionMemory(
         transcript.path.with_suffix("") / "session-memory" / "MEMORY.md", root=sessions.folder
     )
-    auto = AutoCompact(budget, session_memory=SessionMemoryCompaction(memory))
+    auto = AutoCompact(budget, pinned=pinned, session_memory=SessionMemoryCompaction(memory))
     recovery, caching = Recovery(), PromptCaching()
-    plugins: list[Plugin] = [*extra, caching, recovery]
+    plugins: list[Plugin] = [*extra, caching, planning, recovery]
     if path is None:
         plugins.append(transcript)  # a resumed session's writer joins once it is loaded
     plugins += [memory, Microcompact(), auto]
@@ -230,7 +259,7 @@ def assemble(
         model,
         tools=tools,
         workspace=workspace,
-        permissions=Permissions(mode=options.permission_mode, workspace=workspace),
+        permissions=permissions,
         approver=approver,
         system=system,
         clock=clock,
@@ -242,12 +271,32 @@ def assemble(
         plugins=plugins,
     )
     subagent = Subagent(name="subagent", tools=EXPLORER_TOOLS).attach(agent)
-    forked = Subagent(name="fork", fork=True).attach(agent)
+    # A fork keeps every definition (the cache's bytes) but may not write its parent's list
+    # nor leave its parent's plan mode: those calls are refused by a deny rule.
+    allowed = [n for n in names if n not in PLANNING_TOOLS]
+    forked = Subagent(name="fork", fork=True, tools=allowed).attach(agent)
     harness = Harness(
-        agent, sessions, transcript, memory, auto, recovery, caching, subagent, forked, claude_md
+        agent,
+        sessions,
+        transcript,
+        memory,
+        auto,
+        recovery,
+        caching,
+        subagent,
+        forked,
+        claude_md,
+        planning,
     )
+    harness.briefing = planning.start()
+    if planning.progress_error is not None:  # there, but unusable: Planning left it alone
+        harness.progress_error = planning.progress_error
+        planning.todos.problems.clear()  # said once, at start-up, by the command line
     if path is not None:
         harness.resumed = resume_with(agent, transcript)
+        if list_in(agent.messages) is not None:  # the conversation's list, not the file's
+            planning.restore(agent.messages)
+            harness.briefing = ""
         agent.plugins.remove(transcript)  # back where a new session has it: before memory
         agent.plugins.insert(agent.plugins.index(memory), transcript)
         try:
@@ -259,6 +308,14 @@ def assemble(
             agent.plugins.remove(memory)
             auto.session_memory = None
     return harness
+
+
+def progress_file(options: Options, workspace: Workspace, clock: Clock) -> ProgressFile | None:
+    """The session's progress file (:attr:`Options.progress`, under the workspace unless
+    absolute), or ``None`` without one."""
+    if options.progress is None:
+        return None
+    return ProgressFile(workspace.root / expand(options.progress), clock=clock)
 
 
 def transcript_path(sessions: Sessions, session: str | Path | None) -> Path | None:
@@ -303,11 +360,13 @@ def _regular(path: Path, missing: str) -> Path:
 __all__ = [
     "EXPLORER_TOOLS",
     "MODES",
+    "PLANNING_TOOLS",
     "Harness",
     "Options",
     "assemble",
     "expand",
     "model_for",
+    "progress_file",
     "sessions_for",
     "system_prompt",
     "transcript_path",

@@ -4,7 +4,7 @@ Each command is a function of the session and its argument text; it prints throu
 console and returns whether the session goes on. They call the chapters' code: ``/compact``
 is chapter 05's :func:`~harness.compaction.summary.compact`, ``/memory`` reads chapter 07's
 memory and chapter 03's CLAUDE.md files, ``/cost`` and ``/context`` read the meter and the
-next request (:mod:`harness.cli.report`).
+next request (:mod:`harness.cli.report`), ``/todos`` shows chapter 12's todo list.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from rich.text import Text
 from harness.cli.assemble import Harness
 from harness.cli.report import context_parts, cost_rows
 from harness.cli.terminal import Activity, table
+from harness.cli.todos import checklist
 from harness.compaction.summary import CompactionError, compact
 from harness.memory import SessionMemoryError
 
@@ -166,11 +167,17 @@ def _memory(shell: Shell, _: str) -> bool:
     return True
 
 
+def _todos(shell: Shell, _: str) -> bool:
+    shell.console.print(checklist(shell.harness.planning))
+    return True
+
+
 COMMANDS: dict[str, tuple[Command, str]] = {
     "compact": (_compact, "summarise the conversation now; text after it guides the summary"),
     "cost": (_cost, "tokens and dollars of this session, per model"),
     "context": (_context, "what fills the context window, by part"),
     "memory": (_memory, "the CLAUDE.md files and this session's memory"),
+    "todos": (_todos, "the model's todo list: what is done, under way, left"),
     "clear": (_clear, "start a new session (this one stays on disk)"),
     "help": (_help, "this list"),
     "exit": (_exit, "leave (Ctrl-D works too)"),

@@ -4,10 +4,13 @@ With no ``ANTHROPIC_API_KEY`` the command line still runs every mechanism: this 
 answers. It is chapter 00's :class:`~harness.model.ScriptedModel` (real ``anthropic.types``,
 computed usage, the cache simulator) with one responder that reads your latest words and
 picks a tool by keyword: ``list files``, ``read notes.md``, ``search TODO``, ``write
-notes.md hello``, ``run ls -la``, ``sleep 5``, ``delegate <task>``, ``fork <question>``.
-``flaky`` makes the next model calls fail with 529s first, so you can watch the retries. A
+notes.md hello``, ``run ls -la``, ``sleep 5``, ``delegate <task>``, ``fork <question>``,
+``todo <step>; <step>; ...`` (the whole todo list, a step marked ``[x]`` done or ``[~]`` under
+way), ``plan <step>; <step>; ...`` (a plan for approval: ``exit_plan_mode``). ``flaky``
+makes the next model calls fail with 529s first, so you can watch the retries. A
 compaction request gets chapter 05's scripted summary; a memory extraction, chapter 07's
-scripted extraction.
+scripted extraction. It reads past ``<system-reminder>`` text (a reminder, a progress file's
+briefing): keywords there are not the person's.
 
 This is a stand-in, and it says so in every reply: a real model decides for itself which
 tools to call and in what order. Set ``ANTHROPIC_API_KEY`` and the same program runs live.
@@ -25,6 +28,7 @@ from harness.model import ScriptedModel, faults
 from harness.model.scripted import Reply, Request, ToolCall
 from harness.model.scripted_memory import is_extraction_request, scripted_extraction
 from harness.model.scripted_summary import scripted_summary
+from harness.planning import EXIT_PLAN_TOOL, TODO_TOOL, parse_checklist
 from harness.tokens import truncate_text
 from harness.tools.dispatch import output_text
 
@@ -33,22 +37,48 @@ DEMO_NOTE = "(offline demo model: it follows keywords; set ANTHROPIC_API_KEY for
 HELP = (
     "I am the offline demo model: I pick a tool by keyword. Try: `list files`, `read "
     "README.md`, `search TODO`, `write notes.md remember the milk`, `run ls -la`, `sleep 5` "
-    "(then press Ctrl-C), `delegate search TODO`, `fork read README.md`, or `flaky` "
+    "(then press Ctrl-C), `delegate search TODO`, `fork read README.md`, `todo read; [~] fix; "
+    "test`, `plan read the code; fix it` (with --permission-mode plan), or `flaky` "
     "(two 529s first, then an answer)."
 )
 
 RESULT_TOKENS = 300  # our choice: how much of each tool result the demo quotes back
+_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|$)", re.DOTALL)
 
 
 def _said(request: Request) -> str:
     """The text of the latest user message (a prompt or directive), or "" if it holds only
-    tool results (the model is being told what its calls returned)."""
+    tool results (the model is being told what its calls returned). System reminders are
+    left out: they are the harness's words, added to the person's or to tool results."""
     last = request.last_message
     if last.get("role") != "user":
         return ""
-    return " ".join(
-        str(b.get("text", "")) for b in m.blocks(last) if b.get("type") == "text"
-    ).strip()
+    text = " ".join(str(b.get("text", "")) for b in m.blocks(last) if b.get("type") == "text")
+    return _REMINDER.sub(" ", text).strip()
+
+
+def _todos(text: str) -> list[dict[str, str]]:
+    """``a; [x] b; [~] c``: the items of a todo list, in order (``[x]`` done, ``[~]`` under
+    way, else pending); with none under way, the first one pending is."""
+    lines = []
+    for part in text.split(";"):
+        step = " ".join(part.split())
+        found = re.fullmatch(r"\[([ xX~])\]\s*(.+)", step)
+        mark, step = (found[1], found[2]) if found else (" ", step)
+        if step:
+            lines.append(f"- [{mark}] {step}")
+    items = parse_checklist("\n".join(lines)).as_json()
+    if not any(i["status"] == "in_progress" for i in items):
+        first = next((i for i in items if i["status"] == "pending"), None)
+        if first is not None:
+            first["status"] = "in_progress"
+    return items
+
+
+def _plan(text: str) -> str:
+    """``a; b``: a plan in Markdown, one numbered step each."""
+    steps = [" ".join(s.split()) for s in text.split(";")]
+    return "\n".join(f"{i}. {step}" for i, step in enumerate((s for s in steps if s), 1))
 
 
 def _routes() -> list[tuple[re.Pattern[str], Callable[[re.Match[str]], Reply]]]:
@@ -60,6 +90,14 @@ def _routes() -> list[tuple[re.Pattern[str], Callable[[re.Match[str]], Reply]]]:
 
     return [
         (word(r"^\s*(?:help|what can you do)\b"), lambda _: Reply(text=HELP)),
+        (
+            word(r"^\s*todos?\b[:\s]*(?P<items>.*)"),
+            lambda g: call("Updating my todo list.", TODO_TOOL, todos=_todos(g["items"])),
+        ),
+        (
+            word(r"^\s*plan\b[:\s]*(?P<steps>\S.*)"),
+            lambda g: call("Here is my plan.", EXIT_PLAN_TOOL, plan=_plan(g["steps"])),
+        ),
         (
             word(r"\bdelegate\b[:\s]*(?P<task>.+)"),
             lambda g: call(

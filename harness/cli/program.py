@@ -5,6 +5,11 @@
 the two modes: one-shot (``-p``: the answer, or JSON, on stdout and the rest on stderr) or
 interactive (a prompt line, slash commands, Ctrl-C to stop a turn). It also lists this
 folder's sessions for ``--resume`` without an id (:func:`describe`, one line each).
+
+Chapter 12's planning shows here too: the spinner carries the todo list's summary, a line
+says when the list or the permission mode changed (an approved plan ends plan mode), the
+plan of ``exit_plan_mode`` is shown whole before a person answers, and a progress file's
+briefing goes in front of the session's first prompt.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import stat
 import sys
 import time
@@ -43,7 +49,9 @@ from harness.cli.terminal import (
     print_event,
     terminal_approver,
 )
+from harness.cli.todos import Seen, status
 from harness.events import AssistantReplied, Event
+from harness.planning import EXIT_PLAN_TOOL
 from harness.resume import NotFlushed, SessionNotFound, Sessions
 from harness.tools.permissions import Approval, ApprovalRequest, Approver
 from harness.transcript import load
@@ -69,6 +77,7 @@ class Program:
             permission_mode=MODES[args.permission_mode],
             max_turns=args.max_turns,
             sessions_root=args.sessions,
+            progress=args.progress,
         )
         self.sessions = sessions_for(self.options, clock=self.clock)
         self.shown: Event | None = None
@@ -79,10 +88,14 @@ class Program:
     def approver(self) -> Approver:
         if self.one_shot and not (isatty(sys.stdin) and isatty(sys.stderr)):
             return _nobody
-        return terminal_approver(self.reader, self.console, self.activity)
+        return terminal_approver(
+            self.reader, self.console, self.activity, texts={EXIT_PLAN_TOOL: "plan"}
+        )
 
     def open(self, session: str | Path | None) -> Harness:
-        return assemble(
+        """A new session (or ``session`` resumed), the spinner showing its status; a progress
+        file that cannot be used is said in one line on stderr, and the session goes on."""
+        harness = assemble(
             self.options,
             approver=self.approver(),
             clock=self.clock,
@@ -90,6 +103,16 @@ class Program:
             sessions=self.sessions,
             session=session,
         )
+        planning = harness.planning
+        self.activity.status = lambda: status(planning)
+        planning.todos.listeners.append(lambda _list: self.activity.refresh())
+        if harness.progress_error is not None:
+            print(
+                f"harness: {harness.progress_error}; the session goes on without a progress "
+                "file, and the file is left as it is",
+                file=sys.stderr,
+            )
+        return harness
 
     def bind(self, harness: Harness) -> None:
         """Point ``--continue`` at this session, once its transcript holds a message."""
@@ -103,6 +126,12 @@ class Program:
         events: list[Event] = []
         interrupted = False
         stream = self.one_shot and self.args.output_format == "stream-json"
+        seen = Seen.now(harness.planning)
+        progress = harness.planning.progress
+        if progress is not None and not progress.task:  # the file names the task it was for
+            progress.task = _short(prompt, 200)
+        if harness.briefing:  # what the progress file says, sent once, before the prompt
+            prompt, harness.briefing = f"{harness.briefing}\n\n{prompt}", ""
         run: Generator[Event, None, None] = harness.agent.run(prompt)  # type: ignore[assignment]
         self.activity.show("working…")
         try:
@@ -113,6 +142,9 @@ class Program:
                 elif not self.quiet and not (self.one_shot and _final(event)):
                     print_event(self.console, event, verbose=self.args.verbose)
                     self.shown = event
+                if not stream and not self.quiet:
+                    for line in seen.changes():
+                        self.console.print(line)
         except KeyboardInterrupt:
             interrupted = True
         finally:
@@ -194,6 +226,8 @@ class Program:
         )
         if harness.resumed is not None:
             self.console.print(Text(str(harness.resumed.event), style="magenta"))
+        for line in Seen(harness.planning, mode=self.options.permission_mode).changes():
+            self.console.print(line)  # the list a resumed session or a progress file holds
 
     def init_record(self, harness: Harness) -> dict[str, object]:
         agent = harness.agent
@@ -266,11 +300,19 @@ def describe(sessions: Sessions, session_id: str) -> str:
         session = load(path)
     except (OSError, ValueError) as error:
         return f"{session_id[:8]}  {when}  (unreadable: {error})"
-    said = (m.text_of(msg) for msg in session.messages if msg["role"] == "user")
-    first = next((text for text in said if text.strip()), "")
-    first = " ".join(first.split())
-    first = first if len(first) <= 50 else first[:49] + "…"
+    said = (_REMINDER.sub("", m.text_of(msg)) for msg in session.messages if msg["role"] == "user")
+    first = _short(next((text for text in said if text.strip()), ""), 50)
     return f"{session_id[:8]}  {when}  {len(session.messages):>3} messages  {first}"
+
+
+# A progress file's briefing is sent in front of the first prompt: not what the person said.
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+
+
+def _short(text: str, width: int) -> str:
+    """``text`` on one line, cut to ``width`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _final(event: Event) -> bool:

@@ -10,7 +10,8 @@ prompts in), plain ``input()`` reads it.
 Progress: :class:`Progress` is a ``call_model`` layer that names every model call while it
 waits (thinking, compacting, updating the session memory, a subagent at work), and
 :class:`ProgressClock` shows a retry's wait with its length, so a long wait never looks
-like a hang.
+like a hang. The spinner line also carries the session's status (:attr:`Activity.status`:
+the todo list's summary, plan mode), whatever it is waiting for.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO
 
 from anthropic.types import Message
@@ -54,21 +55,36 @@ WAITING = {
 
 
 class Activity:
-    """One spinner line that says what the program is waiting for (or nothing)."""
+    """One spinner line that says what the program is waiting for (or nothing), and after
+    it the session's status, if it has one."""
 
     def __init__(self, console: Console, *, enabled: bool = True) -> None:
         self.console = console
         self.enabled = enabled and console.is_terminal
         self._status: Status | None = None
+        self._text = ""
+        self.status: Callable[[], str] = str
+        """The session's status in a few words (``""``: none), read at every redraw."""
+
+    def line(self, text: str) -> str:
+        """The spinner's words: ``text``, then the status after a dot if there is one."""
+        status = self.status()
+        return f"{text} · {status}" if status else text
 
     def show(self, text: str) -> None:
+        self._text = text
         if not self.enabled:
             return
         if self._status is None:
-            self._status = self.console.status(Text(text), spinner="dots")
+            self._status = self.console.status(Text(self.line(text)), spinner="dots")
             self._status.start()
         else:
-            self._status.update(Text(text))
+            self._status.update(Text(self.line(text)))
+
+    def refresh(self) -> None:
+        """Redraw the line with the status as it is now (the todo list just changed)."""
+        if self._status is not None:
+            self._status.update(Text(self.line(self._text)))
 
     def hide(self) -> None:
         if self._status is not None:
@@ -184,16 +200,38 @@ def isatty(stream: TextIO | None) -> bool:
         return False
 
 
-def terminal_approver(reader: Reader, console: Console, activity: Activity) -> Approver:
+def terminal_approver(
+    reader: Reader,
+    console: Console,
+    activity: Activity,
+    texts: Mapping[str, str] | None = None,
+) -> Approver:
     """Chapter 02's approver, asking at the terminal: ``y`` runs the call, anything else
-    refuses it (and the words after ``n`` go to the model as the reason)."""
+    refuses it (and the words after ``n`` go to the model as the reason).
+
+    The call's input is shown as JSON, cut at 400 characters. ``texts`` names, per tool, a
+    field that is shown whole, as text, one line per line (the plan of ``exit_plan_mode``:
+    what a person approves must be read, not guessed from a JSON string cut short)."""
 
     def approve(request: ApprovalRequest) -> Approval:
         activity.hide()
-        args = json.dumps(request.input, ensure_ascii=False)
-        if len(args) > 400:
-            args = args[:399] + "…"
-        console.print(Text(f"? {request.tool} wants to run: {args}", style="bold yellow"))
+        field = (texts or {}).get(request.tool)
+        body = request.input.get(field) if field is not None else None
+        if isinstance(body, str):
+            rest = {k: v for k, v in request.input.items() if k != field}
+            args = f" {json.dumps(rest, ensure_ascii=False)}" if rest else ""
+            console.print(
+                Text(
+                    f"? {request.tool} wants to run{args}, with this {field}:", style="bold yellow"
+                )
+            )
+            for line in readable(body).splitlines() or [""]:
+                console.print(Text(f"    {line}"))
+        else:
+            args = json.dumps(request.input, ensure_ascii=False)
+            if len(args) > 400:
+                args = args[:399] + "…"
+            console.print(Text(f"? {request.tool} wants to run: {args}", style="bold yellow"))
         console.print(Text(f"  ({request.reason})", style="dim"))
         try:
             answer = reader.read("  Allow? [y/N, or n and a reason] ").strip()
@@ -207,6 +245,17 @@ def terminal_approver(reader: Reader, console: Console, activity: Activity) -> A
         return Approval(False, f"refused at the terminal{': ' + note if note.strip() else ''}")
 
     return approve
+
+
+def readable(text: str) -> str:
+    """``text`` safe to print as it is: every control character but the line break (an
+    escape sequence that would move the cursor or recolour the terminal, say) shown as
+    ``\\x1b``; tabs as spaces, Windows line ends as plain ones."""
+    flat = text.replace("\r\n", "\n").expandtabs(4)
+    return "".join(
+        f"\\x{ord(c):02x}" if c != "\n" and (ord(c) < 32 or 127 <= ord(c) < 160) else c
+        for c in flat
+    )
 
 
 # -- printing ----------------------------------------------------------------------------------

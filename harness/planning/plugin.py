@@ -98,6 +98,8 @@ class Planning(Plugin):
         self.pinned.live.append(self.pinned_fact)
         self.plan_mode = PlanMode(permissions, self.todos) if permissions is not None else None
         self.progress = progress
+        self.progress_error: str | None = None
+        """Why :meth:`start` could not use the progress file (then the session has none)."""
         self.clock = ReminderClock(every=reminder_turns or 0)
         self.reminders_on = reminder_turns is not None
         self.reminded: list[int] = []
@@ -117,13 +119,20 @@ class Planning(Plugin):
 
     def start(self) -> str:
         """Read the progress file, if there is one: its checklist becomes the todo list, and
-        the returned text (``""`` if none) goes in front of the session's first prompt."""
+        the returned text (``""`` if none) goes in front of the session's first prompt. A file
+        that cannot be used is left alone and turned off (:attr:`progress_error` says why; a
+        ``PlanningProblem`` event says it too, at the next run)."""
         if self.progress is None:
             return ""
         try:
             found = self.progress.read()
         except ProgressFileError as error:
-            self._problem(f"the progress file {self.progress.path.name} was not used: {error}")
+            # A file a person broke (or one that is not ours) is theirs to fix: it is left as
+            # it is, and this session keeps no progress file rather than write over it.
+            name = self.progress.path.name
+            self.progress_error = f"the progress file {name} was not used: {error}"
+            self.progress = None
+            self._problem(self.progress_error)
             return ""
         if found is None:
             return ""
