@@ -69,6 +69,26 @@ LONG_ANSWER = "\n".join(
 )
 """Chapter 06's answer: longer than its 300-token ``max_tokens``, shorter than 2,000."""
 
+GREET = 'def greet(name: str) -> str:\n    return f"Hello, {name}!"\n'
+TEST_GREET = (
+    "from greet import greet\n\n\n"
+    'def test_greet() -> None:\n    assert greet("Ada") == "Hello, Ada!"\n'
+)
+GREET_STEPS = ("Write greet.py", "Write test_greet.py", "Write README.md")
+
+
+def greet_todos(done: int) -> list[dict[str, str]]:
+    """Chapter 12's list with ``done`` steps completed and the next one in progress."""
+    return [
+        {
+            "content": step,
+            "status": "completed" if i < done else "in_progress" if i == done else "pending",
+            "activeForm": step.replace("Write", "Writing"),
+        }
+        for i, step in enumerate(GREET_STEPS)
+    ]
+
+
 # What a real model would do with each live cell's prompt, as the chapters describe it. The
 # first match wins, so a follow-up prompt (which its conversation holds after the first one)
 # and a fork's question (whose conversation holds its parent's prompt) come before the prompt
@@ -171,6 +191,29 @@ CONVERSATIONS: list[tuple[str, Callable[[Request], Step]]] = [
                 ]
             ),
             reply("Done: NOTES.md says how app/tax.py rounds."),
+        ),
+    ),
+    (  # 12: a list first, then each file with the list updated beside it, then all done
+        "write greet.py",
+        conversation(
+            reply("A list first.", tool_calls=[tool_call("todo_write", todos=greet_todos(0))]),
+            reply(tool_calls=[tool_call("write_file", path="greet.py", content=GREET)]),
+            reply(
+                tool_calls=[
+                    tool_call("todo_write", todos=greet_todos(1)),
+                    tool_call("write_file", path="test_greet.py", content=TEST_GREET),
+                ]
+            ),
+            reply(
+                tool_calls=[
+                    tool_call("todo_write", todos=greet_todos(2)),
+                    tool_call(
+                        "write_file", path="README.md", content="Run: pytest test_greet.py\n"
+                    ),
+                ]
+            ),
+            reply(tool_calls=[tool_call("todo_write", todos=greet_todos(3))]),
+            reply("Done: greet.py, test_greet.py and README.md are written."),
         ),
     ),
 ]
@@ -287,6 +330,7 @@ EVIDENCE: dict[str, list[str]] = {
     "09": [r"⏸ awaiting approval", r"ledger: \['refund order-7 20', 'transfer bob 100'\]"],
     "10": [r"[1-9][\d,]* of [\d,]+ prompt tokens read from the cache\n(.|\n)*read from the cache"],
     "11": [r"✓ write_file → Wrote 1 line to NOTES\.md", r"NOTES\.md: app/tax\.py rounds"],
+    "12": [r"⚙ todo_write", r"- \[x\] ", r"(\d+)/\1 done \(\d+ writes\)", r"files: \[.*\.py"],
 }
 
 

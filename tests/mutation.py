@@ -389,7 +389,7 @@ class Exercise:
 
 
 def all_exercises() -> list[Exercise]:
-    """Every exercise of chapters 00 to 11, in order."""
+    """Every exercise of chapters 00 to 12, in order."""
     from harness.exercises import (
         ch00,
         ch01,
@@ -403,6 +403,7 @@ def all_exercises() -> list[Exercise]:
         ch09,
         ch10,
         ch11,
+        ch12,
     )  # fmt: skip
 
     return [
@@ -491,6 +492,8 @@ def all_exercises() -> list[Exercise]:
         ),
         Exercise("ch11", 1, ["exit_code"], lambda ns: ch11.check_exit_code(ns["exit_code"])),
         Exercise("ch11", 2, ["ToolTally"], lambda ns: ch11.check_tool_tally(ns["ToolTally"])),
+        Exercise("ch12", 1, ["remind"], lambda ns: ch12.check_remind(ns["remind"])),
+        Exercise("ch12", 2, ["latest_list"], lambda ns: ch12.check_latest_list(ns["latest_list"])),
     ]
 
 
@@ -508,10 +511,13 @@ def assert_exercise_caught(chapter: str, number: int, equivalent: dict[str, str]
     return assert_caught(chapter, found.names, found.check, equivalent)
 
 
-def main() -> None:
-    """Print, for every exercise, its mutants and those its check passes."""
+def main(chapters: list[str]) -> None:
+    """Print, for every exercise (or those of ``chapters``: ``ch12``), its mutants and those
+    its check passes."""
     print(f"{'exercise':<14} {'mutants':>8} {'passed':>7}")
     for found in all_exercises():
+        if chapters and found.chapter not in chapters:
+            continue
         total, passed = survivors(found.chapter, found.names, found.check)
         print(f"{found.chapter} ex{found.number:<8} {total:>8} {len(passed):>7}")
         for key in passed:
@@ -519,7 +525,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])  # uv run python -m tests.mutation ch12
 
 
 __all__ = [

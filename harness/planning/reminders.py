@@ -84,10 +84,21 @@ def with_reminder(request: ModelRequest, text: str) -> ModelRequest:
     The last message of a loop request is a user message (a prompt or tool results); text
     after ``tool_result`` blocks is valid there. The agent's conversation is not touched, and
     a ``cache_control`` already on the block before stays where it is, before the reminder.
+    Under automatic caching (a top-level ``cache_control``), the breakpoint is made explicit on
+    that block, since the API would otherwise put it on the reminder.
     """
     messages = list(request.messages)
     if not messages or messages[-1].get("role") != "user":
         return request
     last = messages[-1]
-    messages[-1] = {**last, "content": [*m.blocks(last), m.text(text)]}
-    return replace(request, messages=messages)
+    blocks = m.blocks(last)
+    extra = request.extra
+    automatic = extra.get("cache_control")
+    if automatic is not None and blocks:
+        # Automatic caching puts its breakpoint on the last block, which would be the
+        # reminder: put it, explicitly, on the block before, where the next request (which
+        # has no reminder) finds the entry. A breakpoint already there is kept as it is.
+        blocks = [*blocks[:-1], {"cache_control": dict(automatic), **blocks[-1]}]
+        extra = {k: v for k, v in extra.items() if k != "cache_control"}
+    messages[-1] = {**last, "content": [*blocks, m.text(text)]}
+    return replace(request, messages=messages, extra=extra)
