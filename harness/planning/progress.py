@@ -68,6 +68,7 @@ def parse_progress(text: str) -> Progress:
     """A progress file's content; raises :class:`ProgressFileError` if it has no checklist."""
     task = ""
     notes: list[str] = []
+    steps: list[str] = []
     in_notes = False
     for line in text.splitlines():
         if line.startswith("Task:") and not task:
@@ -77,8 +78,10 @@ def parse_progress(text: str) -> Progress:
         elif line.startswith("## "):
             in_notes = False
         elif in_notes:
-            notes.append(line)
-    todos = parse_checklist(text)
+            notes.append(line)  # the person's: a '- [ ]' line there is a note, not a step
+        else:
+            steps.append(line)
+    todos = parse_checklist("\n".join(steps))
     if not todos.items:
         raise ProgressFileError("it holds no checklist (no line like '- [ ] a step')")
     return Progress(task=task, todos=todos, notes="\n".join(notes).strip())

@@ -20,7 +20,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 Status = Literal["pending", "in_progress", "completed"]
 
@@ -143,9 +150,14 @@ def parse_checklist(text: str) -> TodoList:
         content = " ".join(stripped[6:].split())[:MAX_TEXT]
         if status is None or not content or len(items) >= MAX_TODOS:
             continue
-        if status == "in_progress":
-            status, busy = ("pending", busy) if busy else ("in_progress", True)
-        items.append(TodoItem(content=content, status=status, activeForm=content))
+        if status == "in_progress" and busy:
+            status = "pending"
+        try:
+            item = TodoItem(content=content, status=status, activeForm=content)
+        except ValidationError:  # text pydantic refuses (a lone surrogate): not an item
+            continue
+        busy = busy or status == "in_progress"
+        items.append(item)
     return TodoList(tuple(items))
 
 
