@@ -93,7 +93,7 @@ def lossy_summary(request: Request, seed: int) -> Reply:
     rng = random.Random(f"{seed}:{len(request.messages)}")
     conversation = request.messages  # the last holds the instruction, and the last results
     asked = _task_text(conversation)
-    done = _summary_done(conversation) + _visible_done(conversation)
+    done = _summary_done(conversation) + migrated_in(conversation)
     last = done[-1] if done else None
     kept = [name for name in done[:-1] if rng.random() >= DROP_DONE]
     announced = _announced(conversation)
@@ -120,7 +120,7 @@ def _task_text(conversation: Sequence[m.MessageDict]) -> str:
     return ""
 
 
-def _visible_done(conversation: Sequence[m.MessageDict]) -> list[str]:
+def migrated_in(conversation: Sequence[m.MessageDict]) -> list[str]:
     """Modules whose ``migrate`` call and its good result are in the conversation."""
     ok = {
         str(b.get("tool_use_id"))
@@ -172,13 +172,13 @@ def policy(request: Request, *, plan: bool, seed: int) -> Reply:
         return lossy_summary(request, seed)
     conversation = request.messages
     names = re.findall(r"mod_\d+", _task_text(conversation))
-    done = set(_visible_done(conversation)) | set(_summary_done(conversation))
+    done = set(migrated_in(conversation)) | set(_summary_done(conversation))
     todo = list_in(conversation) if plan else None
     if plan and todo is None:
         items = [_item(n, "in_progress" if i == 0 else "pending") for i, n in enumerate(names)]
         return Reply("I'll plan the migration first.", (ToolCall(TODO_TOOL, _todos(items)),))
     if todo is not None:  # the list, not the summary's recollection, says what is done
-        done = set(_visible_done(conversation)) | {
+        done = set(migrated_in(conversation)) | {
             i.content.removeprefix("Migrate ") for i in todo.items if i.status == "completed"
         }
         if (current := _current_work(conversation)) is not None:

@@ -34,7 +34,7 @@ from harness.agent import Agent
 from harness.clock import FakeClock
 from harness.model import ScriptedModel
 from harness.model.scripted import Reply, Request, ToolCall
-from harness.notebook.planning import TASK, module_names
+from harness.notebook.planning import TASK, migrated_in, module_names
 from harness.planning import PROGRESS_FILE, Planning, ProgressFile, TodoList, list_in
 from harness.planning.todos import parse_checklist
 from harness.planning.tool import TODO_TOOL
@@ -85,7 +85,7 @@ def policy(request: Request) -> Reply:
     # A step marked [~] was being worked on when a session stopped: not done until checked
     # off. (Here a kill comes before the step's work, so doing it again is right.)
     done = {i.content.removeprefix("Migrate ") for i in todo.items if i.status == "completed"}
-    done |= _migrated_here(conversation)
+    done |= set(migrated_in(conversation))
     left = [n for n in names if n not in done]
     status = {n: "completed" if n in done else "pending" for n in names}
     if left:
@@ -98,23 +98,6 @@ def policy(request: Request) -> Reply:
         return Reply("The last one is done.", (ToolCall(TODO_TOOL, todos),))
     calls = (ToolCall(TODO_TOOL, todos), ToolCall("migrate", {"module": left[0]}))
     return Reply(f"Migrating {left[0]}.", calls)
-
-
-def _migrated_here(conversation: Sequence[m.MessageDict]) -> set[str]:
-    ok = {
-        str(b.get("tool_use_id"))
-        for msg in conversation
-        if msg["role"] == "user"
-        for b in m.blocks(msg)
-        if b.get("type") == "tool_result" and not b.get("is_error")
-    }
-    return {
-        str(u["input"].get("module"))
-        for msg in conversation
-        if msg["role"] == "assistant"
-        for u in m.tool_uses(msg)
-        if u["name"] == "migrate" and u["id"] in ok
-    }
 
 
 def _item(name: str, status: str) -> dict[str, Any]:
