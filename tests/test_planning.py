@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from harness.agent import Agent
 from harness.approvals import ApprovalGate, ApprovalStore, Decision, continue_run, resume
 from harness.clock import FakeClock
 from harness.compaction.summary import compact, is_compaction_request
-from harness.events import AwaitingApproval, Event, PermissionDecided, ToolFinished
+from harness.events import AwaitingApproval, Event, PermissionDecided, ToolFinished, TurnEnded
 from harness.loop import Plugin
 from harness.model import ScriptedModel, Step, reply, tool_call
 from harness.model.scripted_summary import scripted_summary
@@ -580,48 +581,66 @@ def test_a_rejected_plan_tells_the_model_why_and_plan_mode_stays(tmp_path: Path)
     assert planning.todos.current.items == ()
 
 
-def test_a_deferred_plan_approved_later_ends_plan_mode_in_the_resumed_agent(
-    tmp_path: Path,
-) -> None:
-    clock = FakeClock()
-    store = ApprovalStore(tmp_path / "approvals.db", clock=clock)
-    seeds = itertools.count(100)
+@dataclass
+class PlanModeProcesses:
+    """Processes of one plan-mode session in ``folder``, each a fresh agent in plan mode whose
+    approver is chapter 09's store (so an ``exit_plan_mode`` call waits there)."""
 
-    def sessions() -> Sessions:
-        return Sessions.for_workspace(tmp_path, clock=clock, ids=seeded_ids(next(seeds)))
+    folder: Path
+    seed: int
+    clock: FakeClock = field(default_factory=FakeClock)
 
-    def process(steps: list[Step], prefix: str) -> tuple[Agent, ScriptedModel, Planning]:
+    def __post_init__(self) -> None:
+        self.store = ApprovalStore(self.folder / "approvals.db", clock=self.clock)
+        self.seeds = itertools.count(self.seed)
+
+    def sessions(self) -> Sessions:
+        return Sessions.for_workspace(
+            self.folder, clock=self.clock, ids=seeded_ids(next(self.seeds))
+        )
+
+    def process(self, steps: list[Step], prefix: str) -> tuple[Agent, ScriptedModel, Planning]:
         permissions = Permissions(mode="plan")  # the session was in plan mode
         planning = Planning(permissions=permissions)
-        model = ScriptedModel(steps, clock=clock, id_prefix=prefix)
+        model = ScriptedModel(steps, clock=self.clock, id_prefix=prefix)
         agent = Agent(
             model,
             tools=[*planning.tools(), *builtin_tools()],
             plugins=[planning],
-            workspace=tmp_path,
-            clock=clock,
+            workspace=self.folder,
+            clock=self.clock,
             permissions=permissions,
         )
         counter = itertools.count(1)
-        ApprovalGate(store, ids=lambda: f"apr_{prefix}{next(counter)}").attach(agent)
+        ApprovalGate(self.store, ids=lambda: f"apr_{prefix}{next(counter)}").attach(agent)
         return agent, model, planning
 
-    # The first process: the plan waits for a person, and the run stops.
-    agent, _, planning = process([reply(tool_calls=[tool_call(EXIT_PLAN_TOOL, plan=PLAN)])], "a")
-    transcript = sessions().new(fsync=False)
-    agent.plugins.append(transcript)
-    events = list(agent.run("Plan the parser change."))
-    transcript.close()
-    stop = events[-1]
-    assert isinstance(stop, AwaitingApproval) and stop.name == EXIT_PLAN_TOOL
+    def plan_waits(self) -> tuple[Agent, Planning, AwaitingApproval]:
+        """The first process: the model presents its plan, which waits; the run stops."""
+        agent, _, planning = self.process(
+            [reply(tool_calls=[tool_call(EXIT_PLAN_TOOL, plan=PLAN)])], "a"
+        )
+        transcript = self.sessions().new(fsync=False)
+        agent.plugins.append(transcript)
+        stop = list(agent.run("Plan the parser change."))[-1]
+        transcript.close()
+        assert isinstance(stop, AwaitingApproval) and stop.name == EXIT_PLAN_TOOL
+        return agent, planning, stop
+
+
+def test_a_deferred_plan_approved_later_ends_plan_mode_in_the_resumed_agent(
+    tmp_path: Path,
+) -> None:
+    run = PlanModeProcesses(tmp_path, seed=100)
+    _, planning, stop = run.plan_waits()
     assert planning.plan_mode is not None and planning.plan_mode.active
     assert planning.todos.current.items == ()
 
     # Hours later, another process: approved, the resumed agent leaves plan mode.
-    clock.advance(3 * 3600)
-    agent2, model2, planning2 = process([reply("Starting on step 1.")], "b")
+    run.clock.advance(3 * 3600)
+    agent2, model2, planning2 = run.process([reply("Starting on step 1.")], "b")
     resumed = resume(
-        agent2, sessions(), store, stop.approval_id, Decision(approve=True, by="alice")
+        agent2, run.sessions(), run.store, stop.approval_id, Decision(approve=True, by="alice")
     )
     after = list(continue_run(agent2, resumed))
     assert resumed.ran and resumed.record.state == "applied"
@@ -636,42 +655,15 @@ def test_a_deferred_plan_approved_later_ends_plan_mode_in_the_resumed_agent(
     assert m.validate(agent2.messages) == []
     assert len(model2.requests) == 1  # the run went on
     assert "Plan mode is on" not in str(model2.requests[0].messages[-1])
-    assert after
+    assert isinstance(after[-1], TurnEnded)
 
 
 def test_a_deferred_plan_rejected_later_keeps_plan_mode_with_the_reason(tmp_path: Path) -> None:
-    clock = FakeClock()
-    store = ApprovalStore(tmp_path / "approvals.db", clock=clock)
-    seeds = itertools.count(200)
-
-    def sessions() -> Sessions:
-        return Sessions.for_workspace(tmp_path, clock=clock, ids=seeded_ids(next(seeds)))
-
-    def process(steps: list[Step], prefix: str) -> tuple[Agent, ScriptedModel, Planning]:
-        permissions = Permissions(mode="plan")
-        planning = Planning(permissions=permissions)
-        model = ScriptedModel(steps, clock=clock, id_prefix=prefix)
-        agent = Agent(
-            model,
-            tools=[*planning.tools(), *builtin_tools()],
-            plugins=[planning],
-            workspace=tmp_path,
-            clock=clock,
-            permissions=permissions,
-        )
-        counter = itertools.count(1)
-        ApprovalGate(store, ids=lambda: f"apr_{prefix}{next(counter)}").attach(agent)
-        return agent, model, planning
-
-    agent, _, _ = process([reply(tool_calls=[tool_call(EXIT_PLAN_TOOL, plan=PLAN)])], "a")
-    transcript = sessions().new(fsync=False)
-    agent.plugins.append(transcript)
-    stop = list(agent.run("Plan the parser change."))[-1]
-    transcript.close()
-    assert isinstance(stop, AwaitingApproval)
-    agent2, model2, planning2 = process([reply("I'll revise the plan.")], "b")
+    run = PlanModeProcesses(tmp_path, seed=200)
+    _, _, stop = run.plan_waits()
+    agent2, model2, planning2 = run.process([reply("I'll revise the plan.")], "b")
     decision = Decision(approve=False, by="bob", note="test the parser first")
-    resumed = resume(agent2, sessions(), store, stop.approval_id, decision)
+    resumed = resume(agent2, run.sessions(), run.store, stop.approval_id, decision)
     list(continue_run(agent2, resumed))
     assert not resumed.ran
     assert "test the parser first" in result_text(resumed.outcome)

@@ -175,8 +175,12 @@ def policy(request: Request, *, plan: bool, seed: int) -> Reply:
     done = set(migrated_in(conversation)) | set(_summary_done(conversation))
     todo = list_in(conversation) if plan else None
     if plan and todo is None:
-        items = [_item(n, "in_progress" if i == 0 else "pending") for i, n in enumerate(names)]
-        return Reply("I'll plan the migration first.", (ToolCall(TODO_TOOL, _todos(items)),))
+        items = [
+            migration_item(n, "in_progress" if i == 0 else "pending") for i, n in enumerate(names)
+        ]
+        return Reply(
+            "I'll plan the migration first.", (ToolCall(TODO_TOOL, migration_list(items)),)
+        )
     if todo is not None:  # the list, not the summary's recollection, says what is done
         done = set(migrated_in(conversation)) | {
             i.content.removeprefix("Migrate ") for i in todo.items if i.status == "completed"
@@ -192,16 +196,18 @@ def policy(request: Request, *, plan: bool, seed: int) -> Reply:
     if plan:
         status = {n: "completed" if n in done else "pending" for n in names}
         status[now] = "in_progress"
-        todos = _todos([_item(n, status[n]) for n in names])
+        todos = migration_list([migration_item(n, status[n]) for n in names])
         calls.insert(0, ToolCall(TODO_TOOL, todos))
     return Reply(f"Migrating {now}{after}.", tuple(calls))
 
 
-def _item(name: str, status: str) -> dict[str, str]:
+def migration_item(name: str, status: str) -> dict[str, str]:
+    """The todo item for migrating ``name`` (``Migrate mod_03``, ``Migrating mod_03``)."""
     return {"content": f"Migrate {name}", "status": status, "activeForm": f"Migrating {name}"}
 
 
-def _todos(items: list[dict[str, str]]) -> dict[str, Any]:
+def migration_list(items: list[dict[str, str]]) -> dict[str, Any]:
+    """A ``todo_write`` input holding ``items`` (validated)."""
     return {"todos": [TodoItem.model_validate(i).model_dump() for i in items]}
 
 

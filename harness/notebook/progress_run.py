@@ -22,31 +22,32 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from harness import messages as m
 from harness.agent import Agent
 from harness.clock import FakeClock
 from harness.model import ScriptedModel
 from harness.model.scripted import Reply, Request, ToolCall
-from harness.notebook.planning import TASK, migrated_in, module_names
+from harness.notebook.planning import (
+    TASK,
+    MigrateInput,
+    migrated_in,
+    migration_item,
+    migration_list,
+    module_names,
+)
 from harness.planning import PROGRESS_FILE, Planning, ProgressFile, TodoList, list_in
 from harness.planning.todos import parse_checklist
 from harness.planning.tool import TODO_TOOL
-from harness.tools.base import Tool, ToolContext, ToolInput
+from harness.tools.base import Tool, ToolContext
 from harness.tools.permissions import Permissions
 
 CALLS_LOG = "calls.log"
 """One line per ``migrate`` call that did its work, in ``WORKSPACE``."""
-
-
-class MigrateInput(ToolInput):
-    module: str
 
 
 def migrate_tool(workspace: Path, die_at: int | None) -> Tool[MigrateInput]:
@@ -80,7 +81,7 @@ def checklist_in(conversation: Sequence[m.MessageDict]) -> TodoList:
 def policy(request: Request) -> Reply:
     """The model: its list, then one ``migrate`` a reply with the list updated beside it."""
     conversation = request.messages
-    names = re.findall(r"mod_\d+", TASK.format(names=", ".join(module_names())))
+    names = module_names()
     todo = checklist_in(conversation)
     # A step marked [~] was being worked on when a session stopped: not done until checked
     # off. (Here a kill comes before the step's work, so doing it again is right.)
@@ -90,7 +91,7 @@ def policy(request: Request) -> Reply:
     status = {n: "completed" if n in done else "pending" for n in names}
     if left:
         status[left[0]] = "in_progress"
-    todos = {"todos": [_item(n, status[n]) for n in names]}
+    todos = migration_list([migration_item(n, status[n]) for n in names])
     wrote = list_in(conversation) is not None
     if not left:
         if wrote and list_in(conversation) == TodoList.of(todos["todos"]):
@@ -98,10 +99,6 @@ def policy(request: Request) -> Reply:
         return Reply("The last one is done.", (ToolCall(TODO_TOOL, todos),))
     calls = (ToolCall(TODO_TOOL, todos), ToolCall("migrate", {"module": left[0]}))
     return Reply(f"Migrating {left[0]}.", calls)
-
-
-def _item(name: str, status: str) -> dict[str, Any]:
-    return {"content": f"Migrate {name}", "status": status, "activeForm": f"Migrating {name}"}
 
 
 def session(workspace: Path, die_at: int | None) -> Agent:
