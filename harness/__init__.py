@@ -6,7 +6,7 @@ Importing it needs no API key and has no side effects; the model is chosen when 
 
 from harness.agent import Agent
 from harness.clock import Clock, FakeClock, RealClock
-from harness.loop import AgentConfig, BaseAgent, Plugin, Rewrite, RunInProgress
+from harness.loop import AgentConfig, BaseAgent, Plugin, PromptCheck, Rewrite, RunInProgress
 from harness.model import (
     AnthropicModel,
     Model,
@@ -28,6 +28,7 @@ __all__ = [
     "FakeClock",
     "Model",
     "Plugin",
+    "PromptCheck",
     "RealClock",
     "Rewrite",
     "RunInProgress",

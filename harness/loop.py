@@ -3,6 +3,8 @@
 This is the whole of it, and it stays this small. Other mechanisms do not rewrite it; they
 plug in at its named points:
 
+* ``before_prompt``: a user's prompt is about to join the conversation (a hook from the
+  settings may refuse it, or add context after it: chapter 13);
 * ``before_request``: make the conversation fit (compaction);
 * ``call_model``: wraps every model call (cache breakpoints, error recovery);
 * ``after_reply``: remember and record what was said;
@@ -116,6 +118,18 @@ class ModelRequest:
 
 
 @dataclass(frozen=True)
+class PromptCheck:
+    """What a plugin's ``before_prompt`` says of a prompt: refuse it, or add context to it."""
+
+    block: bool = False
+    reason: str = ""
+    """Why it was refused, for the person (the model never sees a refused prompt)."""
+    context: str = ""
+    """Text for the model, sent as a second block of the prompt's message (Claude Code's
+    ``additionalContext`` from a UserPromptSubmit hook)."""
+
+
+@dataclass(frozen=True)
 class Rewrite:
     """A new conversation, and the event that says what changed and why."""
 
@@ -142,6 +156,11 @@ class Plugin:
     the conversation as the plugins before it left it; at ``call_model`` the first is the
     outermost layer; at ``after_reply`` they run in order.
     """
+
+    def before_prompt(self, agent: BaseAgent, prompt: str) -> PromptCheck | None:
+        """Runs when a run starts, before ``prompt`` joins the conversation: return a
+        :class:`PromptCheck` to refuse it or to add context after it, or None."""
+        return None
 
     def before_request(self, agent: BaseAgent) -> Rewrite | None:
         """Runs before each request of the loop. To change the conversation, return a
@@ -279,7 +298,11 @@ class BaseAgent:
             if (problem := prompt_problem(prompt)) is not None:
                 yield PromptRefused(problem)  # sent, it would make every later request a 400
                 return
-            self._add_prompt(prompt)
+            refused, context = yield from self._before_prompt(prompt)
+            if refused is not None:
+                yield PromptRefused(refused)
+                return
+            self._add_prompt(prompt, context)
             for turn in range(1, self.config.max_turns + 1):
                 yield from self._before_request()  # compaction plugs in here
                 request = self.request()
@@ -370,6 +393,21 @@ class BaseAgent:
         self.messages[:] = rewrite.messages
         return rewrite.event
 
+    def _before_prompt(self, prompt: str) -> Generator[Event, None, tuple[str | None, list[str]]]:
+        """Ask each plugin about the prompt: the first refusal wins; contexts add up."""
+        yield from self._drain()
+        context: list[str] = []
+        for plugin in self.plugins:
+            check = plugin.before_prompt(self, prompt)
+            yield from self._drain()
+            if check is None:
+                continue
+            if check.block:
+                return check.reason or f"{type(plugin).__name__} refused it", context
+            if check.context and prompt_problem(check.context) is None:
+                context.append(check.context)
+        return None, context
+
     def _before_request(self) -> Iterator[Event]:
         yield from self._drain()  # anything reported since the last run
         for plugin in self.plugins:
@@ -424,15 +462,16 @@ class BaseAgent:
     def _estimate(self, request: ModelRequest) -> int:
         return tokens.estimate_request(request.messages, system=request.system, tools=request.tools)
 
-    def _add_prompt(self, prompt: str) -> None:
+    def _add_prompt(self, prompt: str, context: Sequence[str] = ()) -> None:
+        added = [m.text(prompt), *(m.text(c) for c in context)]
         last = self.messages[-1] if self.messages else None
         if last is not None and last["role"] == "user":
             # The previous run ended on tool results (max_turns, an error): the harness keeps
             # roles alternating (the API would combine two user messages into one turn), so
             # the new prompt joins that message instead of following it.
-            last["content"] = [*m.blocks(last), m.text(prompt)]
+            last["content"] = [*m.blocks(last), *added]
         else:
-            self.messages.append(m.user(prompt))
+            self.messages.append(m.user(added if context else prompt))
 
     def _one_run_at_a_time(self) -> _RunGuard:
         return _RunGuard(self)

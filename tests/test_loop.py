@@ -24,6 +24,7 @@ from harness.events import (
     MaxTurnsReached,
     ModelCalled,
     PermissionDecided,
+    PromptRefused,
     RewriteRefused,
     ToolFinished,
     ToolStarted,
@@ -37,6 +38,7 @@ from harness.loop import (
     ModelRequest,
     NoTools,
     Plugin,
+    PromptCheck,
     Rewrite,
     RunInProgress,
     StopRun,
@@ -112,6 +114,51 @@ def test_a_run_without_tools_calls_the_model_once_and_ends_the_turn(tmp_path: Pa
     assert events[-1].stop_reason == "end_turn"
     assert [msg["role"] for msg in agent.messages] == ["user", "assistant"]
     assert m.text_of(agent.messages[1]) == "Hello!"
+
+
+class _PromptGate(Plugin):
+    def __init__(self, check: PromptCheck | None) -> None:
+        self.check = check
+        self.seen: list[str] = []
+
+    def before_prompt(self, agent: BaseAgent, prompt: str) -> PromptCheck | None:
+        self.seen.append(prompt)
+        return self.check
+
+
+def test_a_prompt_refused_by_before_prompt_is_never_sent_and_the_run_says_why(
+    tmp_path: Path,
+) -> None:
+    gate = _PromptGate(PromptCheck(block=True, reason="no secrets in prompts"))
+    agent, model = make_agent([reply("never")], tmp_path, tools=(), plugins=[gate])
+
+    events = list(agent.run("my password is hunter2"))
+
+    assert kinds(events) == [PromptRefused]
+    assert "no secrets in prompts" in str(events[0])
+    assert agent.messages == [] and model.requests == []
+    assert gate.seen == ["my password is hunter2"]
+
+
+def test_context_from_before_prompt_follows_the_prompt_in_its_message(tmp_path: Path) -> None:
+    gates = [_PromptGate(PromptCheck(context="Branch: main")), _PromptGate(None)]
+    gates.append(_PromptGate(PromptCheck(context="Time: 09:00")))
+    agent, model = make_agent([reply("ok")], tmp_path, tools=(), plugins=gates)
+
+    list(agent.run("What changed?"))
+
+    sent = model.requests[0].messages[0]
+    assert [b["text"] for b in m.blocks(sent)] == ["What changed?", "Branch: main", "Time: 09:00"]
+
+
+def test_blank_context_from_before_prompt_is_left_out(tmp_path: Path) -> None:
+    agent, model = make_agent(
+        [reply("ok")], tmp_path, tools=(), plugins=[_PromptGate(PromptCheck(context="  \n"))]
+    )
+
+    list(agent.run("Hi"))
+
+    assert model.requests[0].messages[0]["content"] == "Hi"
 
 
 def test_a_tool_result_goes_back_in_the_next_request_with_the_same_id(tmp_path: Path) -> None:
