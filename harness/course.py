@@ -180,6 +180,7 @@ CHAPTER: dict[str, int] = {
 
 # Where a plugin can plug in: the methods of the loop's Plugin, in the order a turn meets them.
 POINTS: tuple[str, ...] = (
+    "before_prompt",
     "before_request",
     "call_model",
     "after_reply",
