@@ -98,6 +98,32 @@ class CompactionHooks:
 
 
 @dataclass(frozen=True)
+class CompactionCheck:
+    """What a :class:`CompactionPoint` says before a compaction: stop it, or add instructions."""
+
+    block: bool = False
+    reason: str = ""
+    instructions: str = ""
+    """Added to the summary instruction (Claude Code: a PreCompact hook's output)."""
+
+
+class CompactionPoint:
+    """A plugin that wants a say before every full compaction, automatic or asked for.
+
+    :func:`summarise` (which both ``AutoCompact`` and ``/compact``'s :func:`compact` use)
+    calls :meth:`before_compaction` on each of the agent's plugins that is one, with the
+    trigger (``"auto"`` or ``"manual"``) and the user's instructions. Chapter 13's hooks from
+    settings run Claude Code's PreCompact hooks here; a block stops the compaction with a
+    :class:`CompactionError` (since Claude Code 2.1.105 a PreCompact hook may block it).
+    """
+
+    def before_compaction(
+        self, agent: BaseAgent, trigger: str, instructions: str
+    ) -> CompactionCheck | None:
+        return None
+
+
+@dataclass(frozen=True)
 class CompactionReport:
     trigger: str
     tokens_before: int
@@ -219,6 +245,7 @@ def summarise(
     base = agent.request()
     before = tokens.estimate_request(base.messages, system=base.system, tools=base.tools)
     extra = [s for hook in hooks.pre_compact if (s := _run_hook(agent, hook, trigger))]
+    extra += _at_compaction_points(agent, trigger, instructions)
     instruction = "\n\n".join(part for part in (COMPACT_INSTRUCTION, instructions, *extra) if part)
     conversation, dropped, attempts = list(agent.messages), 0, 0
     while True:
@@ -313,6 +340,30 @@ def compact(
     )
     agent.apply(report.rewrite(trigger))
     return report
+
+
+def _at_compaction_points(agent: BaseAgent, trigger: str, instructions: str) -> list[str]:
+    """Ask every :class:`CompactionPoint` plugin; raise :class:`CompactionError` on a block."""
+    added: list[str] = []
+    for plugin in agent.plugins:
+        if not isinstance(plugin, CompactionPoint):
+            continue
+        try:
+            check = plugin.before_compaction(agent, trigger, instructions)
+        except Exception as error:  # a broken plugin is reported, never fatal
+            agent.emit(
+                HookReported(
+                    "PreCompact", "", "failed", describe_failure(plugin.before_compaction, error)
+                )
+            )
+            continue
+        if check is None:
+            continue
+        if check.block:
+            raise CompactionError(f"a PreCompact hook blocked it: {check.reason or 'no reason'}")
+        if check.instructions:
+            added.append(check.instructions)
+    return added
 
 
 def _run_hook(agent: BaseAgent, hook: Callable[[Any], Any], argument: object) -> str | None:

@@ -52,11 +52,12 @@ from harness.events import (
 from harness.loop import StopRun, ToolProgress
 from harness.messages import Block, tool_result, valid_text
 from harness.tools.base import Tool, ToolContext, ToolError, ToolOutput, ToolRegistry
-from harness.tools.hooks import Hooks, PreToolUseResult, ToolUse
+from harness.tools.hooks import HookDecision, Hooks, PostToolUseResult, PreToolUseResult, ToolUse
 from harness.tools.permissions import (
     Approval,
     ApprovalRequest,
     Approver,
+    Decision,
     Deferred,
     Permissions,
     deny_all,
@@ -271,6 +272,8 @@ class ToolRunner:
             tool.input_model.model_validate(use.input)
         except ValidationError as error:
             return _Call(use, error=format_validation_error(use.name, error))
+        hook_decision: HookDecision | None = None
+        hook_reason = ""
         for hook in self.hooks.pre(use.name):
             try:
                 verdict = hook(use)
@@ -279,9 +282,12 @@ class ToolRunner:
                 continue
             if verdict is None:
                 continue
+            yield from verdict.events
             use, blocked = yield from self._apply_pre_hook(use, verdict)
             if blocked is not None:
                 return _Call(use, error=blocked)
+            if verdict.decision == "ask" or (verdict.decision == "allow" and not hook_decision):
+                hook_decision, hook_reason = verdict.decision, verdict.reason
         try:
             tool.input_model.model_validate(use.input)
         except ValidationError as error:  # a hook rewrote the input into something invalid
@@ -289,6 +295,7 @@ class ToolRunner:
         decision, reason = self.permissions.decide(
             use.name, use.input, read_only=tool.read_only, workspace=self.context.workspace
         )
+        decision, reason = self._with_hook_decision(decision, reason, hook_decision, hook_reason)
         if decision == "ask":
             try:
                 answer = self.approver(
@@ -308,10 +315,35 @@ class ToolRunner:
             return _Call(use, error=f"Permission to use {use.name} was denied: {reason}.")
         return _Call(use, tool=tool)
 
+    def _with_hook_decision(
+        self, decision: Decision, reason: str, hook: HookDecision | None, hook_reason: str
+    ) -> tuple[Decision, str]:
+        """The rules' decision with a PreToolUse hook's ``allow`` or ``ask`` taken in.
+
+        As Claude Code (``resolveHookPermissionDecision`` in openclaude
+        ``src/services/tools/toolHooks.ts``): a hook's allow skips the question the mode
+        would ask, but a deny rule, an ask rule, plan mode and the command-substitution check
+        still win; a hook's ask asks even when the rules allow.
+        """
+        why = f": {hook_reason}" if hook_reason else ""
+        # Only the mode's own question is skipped ("default mode: bash changes things");
+        # an ask rule's ("ask rule ...") and the substitution check's are not.
+        if (
+            hook == "allow"
+            and decision == "ask"
+            and reason.startswith(f"{self.permissions.mode} mode")
+        ):
+            return "allow", f"a PreToolUse hook allowed it{why}"
+        if hook == "ask" and decision != "deny":
+            return "ask", f"a PreToolUse hook asks for approval{why}" + (
+                f"; {reason}" if decision == "ask" else ""
+            )
+        return decision, reason
+
     def _apply_pre_hook(
         self, use: ToolUse, verdict: PreToolUseResult
     ) -> Generator[Event, None, tuple[ToolUse, str | None]]:
-        if verdict.block:
+        if verdict.block or verdict.decision == "deny":
             yield HookReported("PreToolUse", use.name, "blocked", verdict.reason)
             return (
                 use,
@@ -356,7 +388,7 @@ class ToolRunner:
             content = f"({call.use.name} completed with no output)"
         for hook in self.hooks.post(call.use.name):
             try:
-                changed = hook(call.use, content, is_error)
+                answer = hook(call.use, content, is_error)
             except Exception as error:
                 events.append(
                     HookReported(
@@ -364,6 +396,9 @@ class ToolRunner:
                     )
                 )
                 continue
+            changed = answer.text if isinstance(answer, PostToolUseResult) else answer
+            if isinstance(answer, PostToolUseResult):
+                events.extend(answer.events)
             if changed is not None:
                 events.append(HookReported("PostToolUse", call.use.name, "changed result", changed))
                 content = changed

@@ -12,6 +12,13 @@ may send it back to work, as Claude Code's Stop hook with ``decision: "block"`` 
 A hook that raises is reported as an event and otherwise ignored: a broken hook never stops
 the loop (Claude Code treats a hook's unexpected failure as non-blocking the same way).
 Each hook has a ``matcher``: a tool name, ``"write_file|edit_file"``, or ``"*"`` for all.
+
+A PreToolUse hook may also take part in the permission decision, as Claude Code's
+``permissionDecision`` does: ``"deny"`` refuses the call (like ``block``), ``"allow"`` skips
+the question a person would have been asked (a deny or ask *rule* still wins: a hook cannot
+allow what the user's rules refuse), and ``"ask"`` asks even when the rules would allow it.
+Hooks that report what they did themselves (chapter 13's hooks from settings) hand their
+events back in ``events``; the runner yields them in order.
 """
 
 from __future__ import annotations
@@ -19,7 +26,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+from harness.events import Event
+
+HookDecision = Literal["allow", "ask", "deny"]
 
 
 @dataclass(frozen=True)
@@ -38,11 +49,26 @@ class PreToolUseResult:
     block: bool = False
     reason: str = ""
     input: dict[str, Any] | None = None
+    decision: HookDecision | None = None
+    """``"allow"``: no question asked (rules still apply); ``"ask"``: always ask;
+    ``"deny"``: refuse, as ``block`` does. When several hooks decide, deny wins over ask,
+    and ask over allow (Claude Code's precedence)."""
+    events: tuple[Event, ...] = ()
+    """What the hook reports about itself, yielded by the runner."""
+
+
+@dataclass(frozen=True)
+class PostToolUseResult:
+    """Return one from a PostToolUse hook to report events as well as (maybe) a new text."""
+
+    text: str | None = None
+    events: tuple[Event, ...] = ()
 
 
 PreToolUseHook = Callable[[ToolUse], PreToolUseResult | None]
-PostToolUseHook = Callable[[ToolUse, str, bool], str | None]
-"""Gets the call, the result text and whether it is an error; returns a new text or None."""
+PostToolUseHook = Callable[[ToolUse, str, bool], str | PostToolUseResult | None]
+"""Gets the call, the result text and whether it is an error; returns a new text (or a
+:class:`PostToolUseResult`) or None."""
 
 
 def _check_matcher(matcher: str) -> None:
