@@ -15,7 +15,12 @@ course and nothing else:
   recovery, so a retried call carries the same reminder), error recovery (06), the
   transcript (08: the reply is on disk before anything else looks at it), session memory
   (07), microcompact (04), and auto-compact with session memory as tier 2 (05, 07); auto-compact
-  and planning share their pinned facts, so every compaction puts the todo list back.
+  and planning share their pinned facts, so every compaction puts the todo list back;
+* what the user configured in Claude Code's files (chapter 13, :mod:`harness.cli.extensions`):
+  skills (the ``Skill`` tool and their listing among the static sections of the prompt), slash
+  commands, and hooks from the settings files, which run through the tool runner's hook points
+  and as a plugin after recovery (a prompt a hook refuses is never sent; a Stop hook may send
+  the model back to work), behind the folder-trust question ``ask_trust`` asks.
 
 One :class:`Harness` is one session: ``/clear`` builds a new one, ``--resume`` builds one
 and loads a transcript into it (chapter 08). Its session memory lives beside its transcript,
@@ -43,6 +48,7 @@ from typing import Literal
 
 from harness.agent import Agent
 from harness.cli.demo import demo_model
+from harness.cli.extensions import AskTrust, Extensions, load_extensions, never_trust
 from harness.clock import Clock, RealClock
 from harness.compaction.auto import AutoCompact
 from harness.compaction.microcompact import Microcompact
@@ -68,6 +74,7 @@ from harness.resume import Resume, SessionNotFound, Sessions, resume_with
 from harness.subagents import Subagent
 from harness.tokens import ContextBudget
 from harness.tools.builtins import builtin_tools
+from harness.tools.hooks import Hooks
 from harness.tools.permissions import Approver, Mode, Permissions, deny_all
 from harness.tools.workspace import Workspace
 from harness.transcript import Transcript, random_ids
@@ -109,6 +116,9 @@ class Options:
     """Where the user's ``~/.claude/CLAUDE.md`` is looked for (``None``: the home folder)."""
     progress: Path | None = None
     """The progress file (``--progress``), relative to the workspace; ``None``: none."""
+    managed_dir: Path | None = None
+    """Where the machine's managed settings are (``/etc/claude-code`` for the command line);
+    ``None``: none are read."""
 
     @property
     def live(self) -> bool:
@@ -151,6 +161,8 @@ class Harness:
     progress_error: str | None = None
     """Why the progress file could not be used (then this session has none, and the file is
     left as it is)."""
+    extensions: Extensions | None = None
+    """Skills, commands, settings hooks and folder trust (chapter 13)."""
 
     @property
     def session_id(self) -> str:
@@ -182,13 +194,19 @@ def expand(path: Path) -> Path:
 
 
 def system_prompt(
-    workspace: Path, tool_names: Iterable[str], clock: Clock, home: Path | None = None
+    workspace: Path,
+    tool_names: Iterable[str],
+    clock: Clock,
+    home: Path | None = None,
+    extra: Iterable[Section] = (),
 ) -> tuple[list[dict[str, object]], list[str]]:
-    """Chapter 03's prompt: the static sections, then the dynamic ones (environment, CLAUDE.md).
-    Also returns the CLAUDE.md files it holds, by the name the model sees."""
+    """Chapter 03's prompt: the static sections (and ``extra`` ones, such as chapter 13's
+    listing of skills), then the dynamic ones (environment, CLAUDE.md). Also returns the
+    CLAUDE.md files it holds, by the name the model sees."""
     files = discover_claude_md(workspace, home=home)
     sections: list[Section] = [
         *default_sections(tool_names),
+        *extra,
         environment_section(clock, workspace_name=workspace.name),
     ]
     if (memory := memory_section(files)) is not None:
@@ -215,12 +233,15 @@ def assemble(
     session: str | Path | Literal["latest"] | None = None,
     model: Model | None = None,
     fsync: bool = True,
+    ask_trust: AskTrust = never_trust,
 ) -> Harness:
     """The agent with every mechanism, on a new session or, with ``session``, a resumed one.
 
     ``session`` is a session id, ``"latest"`` (the last session bound in this folder, else the
     newest file: ``--continue``), or the path of a ``.jsonl`` transcript (Claude Code's, say).
     Raises :class:`~harness.resume.SessionNotFound` when there is nothing to resume.
+    ``ask_trust`` asks whether the project's own hooks may run (default: nobody to ask, so
+    they do not).
     """
     clock = clock or RealClock()
     workspace = Workspace(options.workspace)
@@ -231,13 +252,25 @@ def assemble(
     planning = Planning(
         pinned=pinned, permissions=permissions, progress=progress_file(options, workspace, clock)
     )
-    tools = [*builtin_tools(), *planning.tools()]
-    names = [t.name for t in tools] + ["subagent", "fork"]
-    system, claude_md = system_prompt(workspace.root, names, clock, options.home)
-    budget = ContextBudget(window=options.window)
-
     path = transcript_path(sessions, session)
     session_id = path.stem if path is not None else sessions.ids()
+    extensions = load_extensions(
+        workspace,
+        home=options.home if options.home is not None else Path.home(),
+        permissions=permissions,
+        session_id=session_id,
+        transcript_path=path or sessions.path(session_id),
+        ask_trust=ask_trust,
+        managed_dir=options.managed_dir,
+        context_window=options.window,
+        resumed=path is not None,
+    )
+    skills = extensions.skills
+    tools = [*builtin_tools(), *planning.tools(), *skills.tools()]
+    names = [t.name for t in tools] + ["subagent", "fork"]
+    listing = [skills.section] if skills.section is not None else []
+    system, claude_md = system_prompt(workspace.root, names, clock, options.home, listing)
+    budget = ContextBudget(window=options.window)
     transcript = Transcript(
         path=path or sessions.path(session_id),
         session_id=session_id,
@@ -251,7 +284,7 @@ def assemble(
     )
     auto = AutoCompact(budget, pinned=pinned, session_memory=SessionMemoryCompaction(memory))
     recovery, caching = Recovery(), PromptCaching()
-    plugins: list[Plugin] = [*extra, caching, planning, recovery]
+    plugins: list[Plugin] = [*extra, caching, planning, recovery, extensions.hooks]
     if path is None:
         plugins.append(transcript)  # a resumed session's writer joins once it is loaded
     plugins += [memory, Microcompact(), auto]
@@ -261,6 +294,7 @@ def assemble(
         workspace=workspace,
         permissions=permissions,
         approver=approver,
+        hooks=extensions.hooks.install(Hooks()),
         system=system,
         clock=clock,
         config=AgentConfig(
@@ -287,6 +321,7 @@ def assemble(
         forked,
         claude_md,
         planning,
+        extensions=extensions,
     )
     harness.briefing = planning.start()
     if planning.progress_error is not None:  # there, but unusable: Planning left it alone

@@ -4,18 +4,21 @@ Each command is a function of the session and its argument text; it prints throu
 console and returns whether the session goes on. They call the chapters' code: ``/compact``
 is chapter 05's :func:`~harness.compaction.summary.compact`, ``/memory`` reads chapter 07's
 memory and chapter 03's CLAUDE.md files, ``/cost`` and ``/context`` read the meter and the
-next request (:mod:`harness.cli.report`), ``/todos`` shows chapter 12's todo list.
+next request (:mod:`harness.cli.report`), ``/todos`` shows chapter 12's todo list, and
+``/hooks`` chapter 13's hooks from the settings files. Any other ``/name`` is the user's own:
+a command file or a skill (chapter 13), expanded into a prompt and run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.console import Console
 from rich.text import Text
 
 from harness.cli.assemble import Harness
+from harness.cli.extensions import expand_command
 from harness.cli.report import context_parts, cost_rows
 from harness.cli.terminal import Activity, table
 from harness.cli.todos import checklist
@@ -32,6 +35,10 @@ class Shell:
     console: Console
     activity: Activity
     new_session: Callable[[], Harness]
+    prompt: Callable[[str], object] = field(default=lambda _text: None)
+    """Runs a prompt in the session (what a user's own ``/command`` expands to)."""
+    end: Callable[[Harness, str], None] = field(default=lambda _harness, _reason: None)
+    """Ends a session with a reason (its SessionEnd hooks run)."""
 
 
 Command = Callable[[Shell, str], bool]
@@ -40,6 +47,15 @@ Command = Callable[[Shell, str], bool]
 def _help(shell: Shell, _: str) -> bool:
     rows = [(f"/{name}", text) for name, (_, text) in COMMANDS.items()]
     shell.console.print(table("Commands", ["command", "what it does"], rows, numbers=False))
+    extensions = shell.harness.extensions
+    if extensions is not None and extensions.skills.commands.commands:
+        own = [
+            (f"/{c.name}" + (f" {c.argument_hint}" if c.argument_hint else ""), c.description)
+            for c in extensions.skills.commands.commands
+        ]
+        shell.console.print(
+            table("Your commands and skills", ["command", "what it does"], own, numbers=False)
+        )
     shell.console.print(
         Text("Anything else is a prompt. Ctrl-C stops the model's turn; twice exits.", style="dim")
     )
@@ -52,6 +68,7 @@ def _exit(_shell: Shell, _: str) -> bool:
 
 def _clear(shell: Shell, _: str) -> bool:
     old = shell.harness.session_id
+    shell.end(shell.harness, "clear")
     shell.harness = shell.new_session()
     shell.console.print(
         Text(
@@ -167,6 +184,21 @@ def _memory(shell: Shell, _: str) -> bool:
     return True
 
 
+def _hooks(shell: Shell, _: str) -> bool:
+    extensions = shell.harness.extensions
+    hooks = extensions.settings.hooks if extensions is not None else ()
+    if extensions is None or not hooks:
+        shell.console.print(Text("No hooks in the settings files.", style="dim"))
+        return True
+    rows = [(h.event, h.matcher or "*", h.command, h.scope, f"{h.timeout:g} s") for h in hooks]
+    columns = ["event", "matcher", "command", "from", "timeout"]
+    shell.console.print(table("Hooks from the settings files", columns, rows, numbers=False))
+    trusted = extensions.trust.status()
+    said = {True: "trusted", False: "not trusted", None: "not asked yet"}[trusted]
+    shell.console.print(Text(f"This folder's own hooks: {said}.", style="dim"))
+    return True
+
+
 def _todos(shell: Shell, _: str) -> bool:
     shell.console.print(checklist(shell.harness.planning))
     return True
@@ -178,6 +210,7 @@ COMMANDS: dict[str, tuple[Command, str]] = {
     "context": (_context, "what fills the context window, by part"),
     "memory": (_memory, "the CLAUDE.md files and this session's memory"),
     "todos": (_todos, "the model's todo list: what is done, under way, left"),
+    "hooks": (_hooks, "the hooks from the settings files, and whether this folder is trusted"),
     "clear": (_clear, "start a new session (this one stays on disk)"),
     "help": (_help, "this list"),
     "exit": (_exit, "leave (Ctrl-D works too)"),
@@ -189,6 +222,20 @@ def dispatch(shell: Shell, line: str) -> bool:
     name, _, argument = line.strip()[1:].partition(" ")
     found = COMMANDS.get(name.lower()) or (COMMANDS["exit"] if name == "quit" else None)
     if found is None:
+        return _own(shell, name, line)
+    return found[0](shell, argument)
+
+
+def _own(shell: Shell, name: str, line: str) -> bool:
+    """The user's own ``/name``: a command file or a skill, expanded and run as a prompt."""
+    extensions = shell.harness.extensions
+    try:
+        prompt = expand_command(extensions, line) if extensions is not None else None
+    except ValueError as error:
+        shell.console.print(Text(f"⚠ {error}", style="yellow"))
+        return True
+    if prompt is None:
         shell.console.print(Text(f"Unknown command /{name}: /help lists them.", style="yellow"))
         return True
-    return found[0](shell, argument)
+    shell.prompt(prompt)
+    return True

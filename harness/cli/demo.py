@@ -6,7 +6,8 @@ computed usage, the cache simulator) with one responder that reads your latest w
 picks a tool by keyword: ``list files``, ``read notes.md``, ``search TODO``, ``write
 notes.md hello``, ``run ls -la``, ``sleep 5``, ``delegate <task>``, ``fork <question>``,
 ``todo <step>; <step>; ...`` (the whole todo list, a step marked ``[x]`` done or ``[~]`` under
-way), ``plan <step>; <step>; ...`` (a plan for approval: ``exit_plan_mode``). ``flaky``
+way), ``plan <step>; <step>; ...`` (a plan for approval: ``exit_plan_mode``), ``skill <name>
+[arguments]`` (load one of your skills with chapter 13's ``Skill`` tool). ``flaky``
 makes the next model calls fail with 529s first, so you can watch the retries. A
 compaction request gets chapter 05's scripted summary; a memory extraction, chapter 07's
 scripted extraction. It reads past ``<system-reminder>`` text (a reminder, a progress file's
@@ -29,6 +30,7 @@ from harness.model.scripted import Reply, Request, ToolCall
 from harness.model.scripted_memory import is_extraction_request, scripted_extraction
 from harness.model.scripted_summary import scripted_summary
 from harness.planning import EXIT_PLAN_TOOL, TODO_TOOL, parse_checklist
+from harness.skills.tool import SKILL_TOOL
 from harness.tokens import truncate_text
 from harness.tools.dispatch import output_text
 
@@ -38,7 +40,8 @@ HELP = (
     "I am the offline demo model: I pick a tool by keyword. Try: `list files`, `read "
     "README.md`, `search TODO`, `write notes.md remember the milk`, `run ls -la`, `sleep 5` "
     "(then press Ctrl-C), `delegate search TODO`, `fork read README.md`, `todo read; [~] fix; "
-    "test`, `plan read the code; fix it` (with --permission-mode plan), or `flaky` "
+    "test`, `plan read the code; fix it` (with --permission-mode plan), `skill <name>` (one of "
+    "your skills, from .claude/skills), or `flaky` "
     "(two 529s first, then an answer)."
 )
 
@@ -97,6 +100,15 @@ def _routes() -> list[tuple[re.Pattern[str], Callable[[re.Match[str]], Reply]]]:
         (
             word(r"^\s*plan\b[:\s]*(?P<steps>\S.*)"),
             lambda g: call("Here is my plan.", EXIT_PLAN_TOOL, plan=_plan(g["steps"])),
+        ),
+        (
+            word(r"^\s*skill\s+(?P<name>[\w:.-]+)\s*(?P<args>.*)"),
+            lambda g: call(
+                f"Loading the {g['name']} skill.",
+                SKILL_TOOL,
+                skill=g["name"],
+                **({"args": g["args"].strip()} if g["args"].strip() else {}),
+            ),
         ),
         (
             word(r"\bdelegate\b[:\s]*(?P<task>.+)"),

@@ -10,6 +10,13 @@ Chapter 12's planning shows here too: the spinner carries the todo list's summar
 says when the list or the permission mode changed (an approved plan ends plan mode), the
 plan of ``exit_plan_mode`` is shown whole before a person answers, and a progress file's
 briefing goes in front of the session's first prompt.
+
+Chapter 13's configuration too: what could not be read (a broken settings file, a SKILL.md
+with bad front matter) is said once on stderr as the session opens; the folder-trust question
+is asked at the terminal the first time a project's hook would run (one-shot mode without a
+terminal never trusts: the project's hooks do not run); the user's slash commands and skills
+complete at the prompt and run as ``/name arguments``, in one-shot mode too; SessionEnd
+hooks run when the session ends (``/clear``, ``/exit``, the end of input).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from harness.cli.assemble import (
     transcript_path,
 )
 from harness.cli.commands import COMMANDS, Shell, dispatch
+from harness.cli.extensions import AskTrust, expand_command, never_trust, terminal_trust
 from harness.cli.report import Ending, Exit, ending, event_record, json_line, result_record
 from harness.cli.terminal import (
     Activity,
@@ -53,6 +61,7 @@ from harness.cli.todos import Seen, status
 from harness.events import AssistantReplied, Event
 from harness.planning import EXIT_PLAN_TOOL
 from harness.resume import NotFlushed, SessionNotFound, Sessions
+from harness.settings.files import MANAGED_DIR_LINUX
 from harness.tools.permissions import Approval, ApprovalRequest, Approver
 from harness.transcript import load
 
@@ -78,6 +87,7 @@ class Program:
             max_turns=args.max_turns,
             sessions_root=args.sessions,
             progress=args.progress,
+            managed_dir=MANAGED_DIR_LINUX,
         )
         self.sessions = sessions_for(self.options, clock=self.clock)
         self.shown: Event | None = None
@@ -92,9 +102,16 @@ class Program:
             self.reader, self.console, self.activity, texts={EXIT_PLAN_TOOL: "plan"}
         )
 
+    def asker(self) -> AskTrust:
+        """Who answers the folder-trust question: the terminal, or nobody (then no)."""
+        if self.one_shot and not (isatty(sys.stdin) and isatty(sys.stderr)):
+            return never_trust
+        return terminal_trust(self.reader, self.console, self.activity)
+
     def open(self, session: str | Path | None) -> Harness:
         """A new session (or ``session`` resumed), the spinner showing its status; a progress
-        file that cannot be used is said in one line on stderr, and the session goes on."""
+        file or a configuration file that cannot be used is said in one line on stderr, and
+        the session goes on."""
         harness = assemble(
             self.options,
             approver=self.approver(),
@@ -102,7 +119,17 @@ class Program:
             extra=[Progress(self.activity)],
             sessions=self.sessions,
             session=session,
+            ask_trust=self.asker(),
         )
+        extensions = harness.extensions
+        if extensions is not None:
+            for problem in extensions.problems:
+                print(f"harness: skipped {problem}", file=sys.stderr)
+            extensions.problems.clear()  # said once; the trust gate adds any later ones
+            names = [f"/{c}" for c in COMMANDS] + [
+                f"/{name}" for name in extensions.skills.commands.names()
+            ]
+            self.reader.complete(names)
         planning = harness.planning
         self.activity.status = lambda: status(planning)
         planning.todos.listeners.append(lambda _list: self.activity.refresh())
@@ -163,12 +190,32 @@ class Program:
 
     # -- the two modes ---------------------------------------------------------------------
 
+    def end(self, harness: Harness, reason: str) -> None:
+        """Run the session's SessionEnd hooks (their outcomes said unless quiet)."""
+        if harness.extensions is None:
+            return
+        for event in harness.extensions.hooks.end_session(reason):
+            if not self.quiet:
+                print_event(self.console, event, verbose=self.args.verbose)
+
     def one(self, harness: Harness) -> int:
+        try:
+            return self._one(harness)
+        finally:
+            self.end(harness, "other")
+
+    def _one(self, harness: Harness) -> int:
         prompt = self.args.prompt
         if prompt == "-":
             prompt = self.reader.read_all()
             if not prompt.strip():
                 raise NoInput("-p - found no prompt on the standard input (it was empty)")
+        if harness.extensions is not None and prompt.lstrip().startswith("/"):
+            try:  # the user's own /command, expanded as at the prompt
+                prompt = expand_command(harness.extensions, prompt) or prompt
+            except ValueError as error:
+                print(f"harness: {error}", file=sys.stderr)
+                return int(Exit.FAILED)
         started = time.monotonic()
         if self.args.output_format == "stream-json":
             self.out.print(json_line(self.init_record(harness)), markup=False)
@@ -186,6 +233,15 @@ class Program:
 
     def interactive(self, harness: Harness) -> int:
         shell = Shell(harness, self.console, self.activity, lambda: self.open(None))
+        shell.prompt = lambda text: self.run(shell.harness, text)
+        shell.end = self.end
+        try:
+            return self._interactive(shell)
+        finally:
+            self.end(shell.harness, "prompt_input_exit")
+
+    def _interactive(self, shell: Shell) -> int:
+        harness = shell.harness
         self.banner(harness)
         armed = False  # a Ctrl-C just happened: the next one at the prompt exits
         while True:

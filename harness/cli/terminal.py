@@ -154,6 +154,11 @@ class Reader:
                 completer=WordCompleter(list(commands), sentence=True),
             )
 
+    def complete(self, commands: Sequence[str]) -> None:
+        """Complete these commands at the prompt from now on (a session's own, say)."""
+        if self.session is not None:
+            self.session.completer = WordCompleter(list(commands), sentence=True)
+
     @property
     def closed(self) -> bool:
         """Whether there is no standard input at all (its descriptor was closed)."""
