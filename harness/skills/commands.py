@@ -49,6 +49,7 @@ from harness.skills.discovery import (
 )
 from harness.skills.frontmatter import (
     Fields,
+    FieldsView,
     FrontMatterError,
     first_line_description,
     parse_fields,
@@ -70,7 +71,7 @@ class CommandError(ValueError):
 
 
 @dataclass(frozen=True)
-class CustomCommand:
+class CustomCommand(FieldsView):
     """A command the user can type as ``/name``: a command file or a skill."""
 
     name: str
@@ -81,26 +82,6 @@ class CustomCommand:
     base_dir: str | None = None
     """A skill's folder (shown to the model); ``None`` for a command file."""
     fields: Fields = field(default_factory=Fields)
-
-    @property
-    def argument_hint(self) -> str | None:
-        return self.fields.argument_hint
-
-    @property
-    def allowed_tools(self) -> tuple[str, ...]:
-        return self.fields.allowed_tools
-
-    @property
-    def model(self) -> str | None:
-        return self.fields.model
-
-    @property
-    def disable_model_invocation(self) -> bool:
-        return self.fields.disable_model_invocation
-
-    @property
-    def user_invocable(self) -> bool:
-        return self.fields.user_invocable
 
     @property
     def namespace(self) -> str:

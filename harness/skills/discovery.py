@@ -44,6 +44,7 @@ from typing import Literal
 
 from harness.skills.frontmatter import (
     Fields,
+    FieldsView,
     FrontMatterError,
     first_line_description,
     parse_fields,
@@ -112,7 +113,7 @@ def read_markdown(path: Path, *, limit: int = MAX_SKILL_BYTES) -> str:
 
 
 @dataclass(frozen=True)
-class SkillFile:
+class SkillFile(FieldsView):
     """One skill, from its front matter. The body is read on demand (:meth:`body`)."""
 
     name: str
@@ -129,26 +130,6 @@ class SkillFile:
     @property
     def display_name(self) -> str:
         return self.fields.name or self.name
-
-    @property
-    def when_to_use(self) -> str | None:
-        return self.fields.when_to_use
-
-    @property
-    def allowed_tools(self) -> tuple[str, ...]:
-        return self.fields.allowed_tools
-
-    @property
-    def disable_model_invocation(self) -> bool:
-        return self.fields.disable_model_invocation
-
-    @property
-    def user_invocable(self) -> bool:
-        return self.fields.user_invocable
-
-    @property
-    def argument_hint(self) -> str | None:
-        return self.fields.argument_hint
 
     @property
     def directory(self) -> Path:

@@ -203,6 +203,37 @@ class Fields:
     has_hooks: bool = False
 
 
+class FieldsView:
+    """The documented fields as attributes of what carries them (a skill, a command file):
+    ``skill.allowed_tools`` for ``skill.fields.allowed_tools``."""
+
+    fields: Fields
+
+    @property
+    def argument_hint(self) -> str | None:
+        return self.fields.argument_hint
+
+    @property
+    def allowed_tools(self) -> tuple[str, ...]:
+        return self.fields.allowed_tools
+
+    @property
+    def model(self) -> str | None:
+        return self.fields.model
+
+    @property
+    def when_to_use(self) -> str | None:
+        return self.fields.when_to_use
+
+    @property
+    def disable_model_invocation(self) -> bool:
+        return self.fields.disable_model_invocation
+
+    @property
+    def user_invocable(self) -> bool:
+        return self.fields.user_invocable
+
+
 def _text(data: Mapping[str, Any], key: str, source: str) -> str | None:
     value = data.get(key)
     if value is None:
