@@ -52,12 +52,18 @@ from harness.events import (
 from harness.loop import StopRun, ToolProgress
 from harness.messages import Block, tool_result, valid_text
 from harness.tools.base import Tool, ToolContext, ToolError, ToolOutput, ToolRegistry
-from harness.tools.hooks import HookDecision, Hooks, PostToolUseResult, PreToolUseResult, ToolUse
+from harness.tools.hooks import (
+    HookDecision,
+    Hooks,
+    PostToolUseResult,
+    ToolUse,
+    apply_pre_hook,
+    with_hook_decision,
+)
 from harness.tools.permissions import (
     Approval,
     ApprovalRequest,
     Approver,
-    Decision,
     Deferred,
     Permissions,
     deny_all,
@@ -283,7 +289,7 @@ class ToolRunner:
             if verdict is None:
                 continue
             yield from verdict.events
-            use, blocked = yield from self._apply_pre_hook(use, verdict)
+            use, blocked = yield from apply_pre_hook(use, verdict)
             if blocked is not None:
                 return _Call(use, error=blocked)
             if verdict.decision == "ask" or (verdict.decision == "allow" and not hook_decision):
@@ -295,7 +301,9 @@ class ToolRunner:
         decision, reason = self.permissions.decide(
             use.name, use.input, read_only=tool.read_only, workspace=self.context.workspace
         )
-        decision, reason = self._with_hook_decision(decision, reason, hook_decision, hook_reason)
+        decision, reason = with_hook_decision(
+            self.permissions.mode, decision, reason, hook_decision, hook_reason
+        )
         if decision == "ask":
             try:
                 answer = self.approver(
@@ -314,47 +322,6 @@ class ToolRunner:
         if decision == "deny":
             return _Call(use, error=f"Permission to use {use.name} was denied: {reason}.")
         return _Call(use, tool=tool)
-
-    def _with_hook_decision(
-        self, decision: Decision, reason: str, hook: HookDecision | None, hook_reason: str
-    ) -> tuple[Decision, str]:
-        """The rules' decision with a PreToolUse hook's ``allow`` or ``ask`` taken in.
-
-        As Claude Code (``resolveHookPermissionDecision`` in openclaude
-        ``src/services/tools/toolHooks.ts``): a hook's allow skips the question the mode
-        would ask, but a deny rule, an ask rule, plan mode and the command-substitution check
-        still win; a hook's ask asks even when the rules allow.
-        """
-        why = f": {hook_reason}" if hook_reason else ""
-        # Only the mode's own question is skipped ("default mode: bash changes things");
-        # an ask rule's ("ask rule ...") and the substitution check's are not.
-        if (
-            hook == "allow"
-            and decision == "ask"
-            and reason.startswith(f"{self.permissions.mode} mode")
-        ):
-            return "allow", f"a PreToolUse hook allowed it{why}"
-        if hook == "ask" and decision != "deny":
-            return "ask", f"a PreToolUse hook asks for approval{why}" + (
-                f"; {reason}" if decision == "ask" else ""
-            )
-        return decision, reason
-
-    def _apply_pre_hook(
-        self, use: ToolUse, verdict: PreToolUseResult
-    ) -> Generator[Event, None, tuple[ToolUse, str | None]]:
-        if verdict.block or verdict.decision == "deny":
-            yield HookReported("PreToolUse", use.name, "blocked", verdict.reason)
-            return (
-                use,
-                f"A PreToolUse hook blocked this call: {verdict.reason or 'no reason given'}",
-            )
-        if verdict.input is not None:
-            yield HookReported(
-                "PreToolUse", use.name, "changed input", json.dumps(verdict.input, default=str)
-            )
-            return replace(use, input=dict(verdict.input)), None
-        return use, None
 
     def _execute(self, batch: list[_Call]) -> None:
         runnable = [c for c in batch if c.tool is not None]

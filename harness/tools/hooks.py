@@ -23,12 +23,14 @@ events back in ``events``; the runner yields them in order.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from harness.events import Event
+from harness.events import Event, HookReported
+from harness.tools.permissions import Decision
 
 HookDecision = Literal["allow", "ask", "deny"]
 
@@ -113,3 +115,44 @@ def _safe_matches(matcher: str, name: str) -> bool:
         return _matches(matcher, name)
     except re.error:
         return False
+
+
+def with_hook_decision(
+    mode: str, decision: Decision, reason: str, hook: HookDecision | None, hook_reason: str
+) -> tuple[Decision, str]:
+    """The rules' decision with a PreToolUse hook's ``allow`` or ``ask`` taken in.
+
+    As Claude Code (``resolveHookPermissionDecision`` in openclaude
+    ``src/services/tools/toolHooks.ts``): a hook's allow skips the question the mode
+    would ask, but a deny rule, an ask rule, plan mode and the command-substitution check
+    still win; a hook's ask asks even when the rules allow.
+    """
+    why = f": {hook_reason}" if hook_reason else ""
+    # Only the mode's own question is skipped ("default mode: bash changes things");
+    # an ask rule's ("ask rule ...") and the substitution check's are not.
+    if hook == "allow" and decision == "ask" and reason.startswith(f"{mode} mode"):
+        return "allow", f"a PreToolUse hook allowed it{why}"
+    if hook == "ask" and decision != "deny":
+        return "ask", f"a PreToolUse hook asks for approval{why}" + (
+            f"; {reason}" if decision == "ask" else ""
+        )
+    return decision, reason
+
+
+def apply_pre_hook(
+    use: ToolUse, verdict: PreToolUseResult
+) -> Generator[Event, None, tuple[ToolUse, str | None]]:
+    """A PreToolUse hook's verdict applied to the call: blocked (with the model's error
+    text), or its input replaced; yields the event that says which."""
+    if verdict.block or verdict.decision == "deny":
+        yield HookReported("PreToolUse", use.name, "blocked", verdict.reason)
+        return (
+            use,
+            f"A PreToolUse hook blocked this call: {verdict.reason or 'no reason given'}",
+        )
+    if verdict.input is not None:
+        yield HookReported(
+            "PreToolUse", use.name, "changed input", json.dumps(verdict.input, default=str)
+        )
+        return replace(use, input=dict(verdict.input)), None
+    return use, None
