@@ -192,6 +192,8 @@ CHAPTER: dict[str, int] = {
     "harness.notebook.extensions_runs": 13,
     "harness.notebook.extensions_views": 13,
     "harness.exercises.ch13": 13,
+    "harness.exercises.ch13_cases": 13,
+    "harness.notebook.extensions_hooks": 13,
     # The command line is built in 11; a module wiring in a later mechanism is its chapter's.
     "harness.cli.todos": 12,
     "harness.cli": 13,
