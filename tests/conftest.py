@@ -3,6 +3,12 @@
 * ``ANTHROPIC_API_KEY`` is taken out of the environment before anything runs, so notebook
   kernels (started by nbval from this process) inherit no key and run offline too. The key,
   if there was one, is kept for the tests marked ``live``.
+* The suite runs on every core (``-n auto --dist loadfile``): each test file and each
+  notebook (whose cells share one kernel) stays on one worker. The files are handed out in
+  collection order (``--no-loadscope-reorder``, not xdist's most-tests-first), and the
+  collection puts the longest first (:data:`LONGEST_FIRST`), so no worker starts a long one
+  while the other is finishing. (Not ``--dist loadgroup``: with pytest 9 xdist 3.8 cannot
+  mark a test's group in its id, so every test would be a group of its own.)
 * An autouse fixture makes every Python socket connection (except Unix sockets) fail
   loudly, so a test that reaches for the network fails instead of silently going live. The
   one exception is a loopback server the test started itself and named with
@@ -14,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -28,10 +35,47 @@ class NetworkBlocked(RuntimeError):
 
 def pytest_configure(config: pytest.Config) -> None:
     global _LIVE_KEY
+    # Keep compiled modules (and pytest's rewritten test modules) in __pycache__ even where
+    # PYTHONDONTWRITEBYTECODE is set: without them every run, worker and kernel compiles the
+    # harness, the tests and their libraries again (seconds each). Only this process and its
+    # workers write them; the environment the kernels inherit is left as it is.
+    sys.dont_write_bytecode = False
     _LIVE_KEY = os.environ.pop("ANTHROPIC_API_KEY", None) or None
     # A developer's own model choice or gateway must not change the stored outputs either.
     for name in ("HARNESS_MODEL", "ANTHROPIC_BASE_URL"):
         os.environ.pop(name, None)
+
+
+LONGEST_FIRST = (
+    "tests/test_live_chapters_",  # chapters run live: a kernel, 5-15 s, each chapter
+    "tests/test_live_failures.py",
+    "tests/test_crash_resume.py",
+    "tests/test_copyable.py",
+    "chapters/",  # a notebook under nbval: a kernel, 6-30 s each
+    "tests/test_progress_across_processes.py",
+    "tests/test_memory_hostile.py",
+    "tests/test_properties.py",
+    "tests/test_cli_pty.py",
+    "tests/test_fault_storm.py",
+    "tests/test_compaction_properties.py",
+)
+"""Where the longest files are, longest first: only the order in which the workers get
+them (a file not named here comes after, in collection order)."""
+
+
+def _rank(item: pytest.Item) -> int:
+    where = item.nodeid
+    return next(
+        (i for i, start in enumerate(LONGEST_FIRST) if where.startswith(start)),
+        len(LONGEST_FIRST),
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On a test worker (``-n``), put the longest files first. The sort is stable, so each
+    file's tests and each notebook's cells keep their order."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=_rank)
 
 
 REACHABLE: set[tuple[str, int]] = set()
