@@ -59,6 +59,7 @@ CHAPTER: dict[str, int] = {
     "harness.exercises.ch06": 6,
     # 01: the loop.
     "harness.events": 1,
+    "harness.points": 1,
     "harness.loop": 1,
     # 02: tools, and the agent that builds their runner.
     "harness.tools": 2,

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -55,6 +54,12 @@ from harness.events import (
 from harness.model.base import Model, model_name
 from harness.model.models import DEFAULT_CONTEXT_WINDOW as DEFAULT_CONTEXT_WINDOW
 from harness.model.models import context_window_of
+
+# What the named points exchange, re-exported: ``from harness.loop import Rewrite`` works.
+from harness.points import ModelRequest as ModelRequest
+from harness.points import PromptCheck as PromptCheck
+from harness.points import Rewrite as Rewrite
+from harness.points import ToolProgress as ToolProgress
 from harness.pricing import CostMeter
 
 # Claude Code's wording for a tool call cut short, so the conversation stays valid.
@@ -91,62 +96,6 @@ class AgentConfig(BaseModel):
     attribute if it has one (the scripted model does), else the window the course's model
     table gives ``model`` (``harness.model.models``). The tool runner holds one turn's results
     to a share of it (chapter 06)."""
-
-
-@dataclass(frozen=True)
-class ModelRequest:
-    """One request, exactly as it will be sent (``model.create(**request.kwargs())``)."""
-
-    model: str
-    max_tokens: int
-    messages: list[m.MessageDict]
-    system: str | list[dict[str, Any]] | None = None
-    tools: list[dict[str, Any]] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    purpose: str = "turn"
-    """What the request is for, never sent: ``turn`` for the loop's own requests; a side
-    request names itself (``compaction``, ...), so a layer can tell them apart."""
-
-    def kwargs(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens}
-        out["messages"] = self.messages
-        if self.system is not None:
-            out["system"] = self.system
-        if self.tools:
-            out["tools"] = self.tools
-        return {**out, **self.extra}
-
-
-@dataclass(frozen=True)
-class PromptCheck:
-    """What a plugin's ``before_prompt`` says of a prompt: refuse it, or add context to it."""
-
-    block: bool = False
-    reason: str = ""
-    """Why it was refused, for the person (the model never sees a refused prompt)."""
-    context: str = ""
-    """Text for the model, sent as a second block of the prompt's message (Claude Code's
-    ``additionalContext`` from a UserPromptSubmit hook)."""
-
-
-@dataclass(frozen=True)
-class Rewrite:
-    """A new conversation, and the event that says what changed and why."""
-
-    messages: list[m.MessageDict]
-    event: Event
-
-
-@dataclass(frozen=True)
-class ToolProgress:
-    """What the tool runner reports as it goes: ``started`` (these calls are about to run)
-    or ``finished`` (these calls have their results), before the loop sees the results."""
-
-    state: str
-    """``started`` or ``finished``."""
-    tool_use_ids: tuple[str, ...]
-    results: tuple[m.Block, ...] = ()
-    """The ``tool_result`` blocks, when ``finished``."""
 
 
 class Plugin:

@@ -7,7 +7,12 @@ from harness.loop import Plugin
 
 
 def test_chapter_modules_are_the_ones_the_map_gives_that_chapter() -> None:
-    assert chapter_modules(1) == ["harness.events", "harness.exercises.ch01", "harness.loop"]
+    assert chapter_modules(1) == [
+        "harness.events",
+        "harness.exercises.ch01",
+        "harness.loop",
+        "harness.points",
+    ]
     assert sum(len(chapter_modules(n)) for n in range(max(CHAPTER.values()) + 1)) == len(CHAPTER)
 
 
