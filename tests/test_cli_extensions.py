@@ -219,3 +219,19 @@ def test_hooks_lists_the_configured_hooks_and_the_folders_trust(cli: Any, worksp
     run = cli(stdin="/hooks\n/exit\n")
     assert "PreToolUse" in run.out and "echo ok" in run.out and "project" in run.out
     assert "not asked yet" in run.out
+
+
+def test_hooks_shows_control_characters_in_a_command_as_text_never_raw(
+    cli: Any, workspace: Path
+) -> None:
+    settings(workspace, "settings.json", on("Stop", "printf '\x1b[2J'; echo cleared"))
+    run = cli(stdin="/hooks\n/exit\n")
+    assert "\\x1b[2J" in run.out and "\x1b[2J" not in run.out
+
+
+def test_a_hooks_output_with_escape_sequences_is_printed_as_text(cli: Any, workspace: Path) -> None:
+    (workspace / "x.sh").write_text("printf '\\033[2Jgone' >&2; exit 1\n")
+    settings(home(workspace), "settings.json", on("UserPromptSubmit", "sh x.sh"))
+    run = cli("-p", "list files")
+    assert run.code == Exit.DONE
+    assert "\x1b" not in run.err and "\\x1b[2J" in run.err

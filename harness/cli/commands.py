@@ -20,7 +20,7 @@ from rich.text import Text
 from harness.cli.assemble import Harness
 from harness.cli.extensions import expand_command
 from harness.cli.report import context_parts, cost_rows
-from harness.cli.terminal import Activity, table
+from harness.cli.terminal import Activity, readable, table
 from harness.cli.todos import checklist
 from harness.compaction.summary import CompactionError, compact
 from harness.memory import SessionMemoryError
@@ -190,7 +190,10 @@ def _hooks(shell: Shell, _: str) -> bool:
     if extensions is None or not hooks:
         shell.console.print(Text("No hooks in the settings files.", style="dim"))
         return True
-    rows = [(h.event, h.matcher or "*", h.command, h.scope, f"{h.timeout:g} s") for h in hooks]
+    rows = [  # a command is shown as written: control characters made visible
+        (h.event, readable(h.matcher or "*"), readable(h.command), h.scope, f"{h.timeout:g} s")
+        for h in hooks
+    ]
     columns = ["event", "matcher", "command", "from", "timeout"]
     shell.console.print(table("Hooks from the settings files", columns, rows, numbers=False))
     trusted = extensions.trust.status()

@@ -55,6 +55,7 @@ from harness.cli.terminal import (
     Reader,
     isatty,
     print_event,
+    readable,
     terminal_approver,
 )
 from harness.cli.todos import Seen, status
@@ -124,7 +125,7 @@ class Program:
         extensions = harness.extensions
         if extensions is not None:
             for problem in extensions.problems:
-                print(f"harness: skipped {problem}", file=sys.stderr)
+                print(f"harness: skipped {readable(problem)}", file=sys.stderr)
             extensions.problems.clear()  # said once; the trust gate adds any later ones
             names = [f"/{c}" for c in COMMANDS] + [
                 f"/{name}" for name in extensions.skills.commands.names()

@@ -287,7 +287,7 @@ def print_event(console: Console, event: Event, *, verbose: bool = False) -> Non
         return
     if isinstance(event, TurnEnded) and not verbose:
         return
-    line = str(event)
+    line = readable(str(event))  # a tool's or a hook's output may hold escape sequences
     style = STYLES.get(type(event), "")
     if isinstance(event, ToolFinished) and event.is_error:
         style = "red"
