@@ -14,7 +14,7 @@ first turn added), on the course's model (``harness.model.DEFAULT_MODEL``) at it
 The skills are made up but shaped like real ones: the descriptions below are written the way
 published skills write theirs (what it does, then "Use when ...", 150-600 characters), and the
 bodies take the sizes of the 17 SKILL.md files of github.com/anthropics/skills at commit
-9d2f1ae187231d8199c64b5b762e1bdf2244733d (:data:`BODY_SIZES`, in bytes), in turn.
+9d2f1ae187231d8199c64b5b762e1bdf2244733d (:data:`BODY_SIZES`, in characters), in turn.
 
 Printed per layout: the system prompt's tokens, the mean prompt tokens per turn, the
 first turn's cost (it writes the cache), the mean cost of turns 2-10 (they read it), and the
@@ -48,7 +48,7 @@ from harness.tools import Tool, builtin_tools
 TURNS = 10
 MODEL = DEFAULT_MODEL
 LOADED = "release-notes"
-"""The skill the first turn loads in the "listed + load" layout (its body: 2,235 bytes)."""
+"""The skill the first turn loads in the "listed + load" layout (its body: 2,235 characters)."""
 
 BODY_SIZES = [
     1511, 2235, 3073, 3124, 3861, 7841, 8035, 8250, 9059,
@@ -367,7 +367,7 @@ SKILLS: list[tuple[str, str]] = [
 
 
 def body_for(index: int, name: str) -> str:
-    """A SKILL.md body of ``BODY_SIZES[index % 17]`` bytes: numbered steps, the way real
+    """A SKILL.md body of ``BODY_SIZES[index % 17]`` characters: numbered steps, the way real
     skills are written (the scripted model counts characters, not meaning)."""
     size = BODY_SIZES[index % len(BODY_SIZES)]
     lines = [f"# {name.replace('-', ' ').title()}", ""]
@@ -499,7 +499,7 @@ def main() -> None:
         )
     base, loaded = run("listed", 50), run("listed + load", 50)
     size = BODY_SIZES[[n for n, _ in SKILLS].index(LOADED) % len(BODY_SIZES)]
-    print(f"what loading '{LOADED}' ({size:,}-byte body) costs, turn by turn (50 skills):")
+    print(f"what loading '{LOADED}' ({size:,}-character body) costs, turn by turn (50 skills):")
     print(f"{'turn':>4}{'extra cache write':>19}{'extra cache read':>18}{'extra cost':>12}")
     for t in range(TURNS):
         a, b = base.calls[t].usage, loaded.calls[t].usage
