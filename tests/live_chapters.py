@@ -31,6 +31,7 @@ from harness.model import ScriptedModel
 from harness.model.scripted import Reply, Request, Step, reply, said, tool_call
 from harness.model.scripted_memory import is_extraction_request, scripted_extraction
 from harness.model.scripted_summary import scripted_summary
+from harness.notebook.extensions_runs import NOTES
 from tests.local_api import LocalMessagesAPI
 
 CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
@@ -216,6 +217,17 @@ CONVERSATIONS: list[tuple[str, Callable[[Request], Step]]] = [
             reply("Done: greet.py, test_greet.py and README.md are written."),
         ),
     ),
+    (  # 13: the skill first, the changelog, the notes, rm -rf (the guard blocks it), then rm
+        "Write the release notes for 1.4.0",
+        conversation(
+            reply(tool_calls=[tool_call("Skill", skill="release-notes")]),
+            reply(tool_calls=[tool_call("read_file", path="CHANGELOG.md")]),
+            reply(tool_calls=[tool_call("write_file", path="RELEASE_NOTES.md", content=NOTES)]),
+            reply(tool_calls=[tool_call("bash", command="rm -rf build")]),
+            reply(tool_calls=[tool_call("bash", command="rm build/old.log")]),
+            reply("RELEASE_NOTES.md is written and build/ is empty."),
+        ),
+    ),
 ]
 
 
@@ -331,6 +343,13 @@ EVIDENCE: dict[str, list[str]] = {
     "10": [r"[1-9][\d,]* of [\d,]+ prompt tokens read from the cache\n(.|\n)*read from the cache"],
     "11": [r"✓ write_file → Wrote 1 line to NOTES\.md", r"NOTES\.md: app/tax\.py rounds"],
     "12": [r"⚙ todo_write", r"- \[x\] ", r"(\d+)/\1 done \(\d+ writes\)", r"files: \[.*\.py"],
+    "13": [
+        r"⚙ Skill",
+        r"PreToolUse bash: blocking error",
+        r"✓ bash →",
+        r"files: \[.*'RELEASE_NOTES\.md'",
+        r"build/: \[\]",
+    ],
 }
 
 

@@ -389,7 +389,7 @@ class Exercise:
 
 
 def all_exercises() -> list[Exercise]:
-    """Every exercise of chapters 00 to 12, in order."""
+    """Every exercise of chapters 00 to 13, in order."""
     from harness.exercises import (
         ch00,
         ch01,
@@ -404,6 +404,7 @@ def all_exercises() -> list[Exercise]:
         ch10,
         ch11,
         ch12,
+        ch13,
     )  # fmt: skip
 
     return [
@@ -494,6 +495,12 @@ def all_exercises() -> list[Exercise]:
         Exercise("ch11", 2, ["ToolTally"], lambda ns: ch11.check_tool_tally(ns["ToolTally"])),
         Exercise("ch12", 1, ["remind"], lambda ns: ch12.check_remind(ns["remind"])),
         Exercise("ch12", 2, ["latest_list"], lambda ns: ch12.check_latest_list(ns["latest_list"])),
+        Exercise(
+            "ch13", 1, ["hook_decision"], lambda ns: ch13.check_hook_decision(ns["hook_decision"])
+        ),
+        Exercise(
+            "ch13", 2, ["fill_arguments"], lambda ns: ch13.check_fill_arguments(ns["fill_arguments"])
+        ),
     ]
 
 
