@@ -499,7 +499,10 @@ def all_exercises() -> list[Exercise]:
             "ch13", 1, ["hook_decision"], lambda ns: ch13.check_hook_decision(ns["hook_decision"])
         ),
         Exercise(
-            "ch13", 2, ["fill_arguments"], lambda ns: ch13.check_fill_arguments(ns["fill_arguments"])
+            "ch13",
+            2,
+            ["fill_arguments"],
+            lambda ns: ch13.check_fill_arguments(ns["fill_arguments"]),
         ),
     ]
 
