@@ -3,7 +3,8 @@
 :func:`make_workspace` writes chapter 04's billing project (:func:`make_project`) and, beside
 it, what a team keeps in ``.claude/``:
 
-* 30 skills, ``.claude/skills/<name>/SKILL.md``, each with YAML front matter (``name``,
+* 30 skills (:data:`SKILLS`; :data:`ALL_SKILLS` has 50, for the skills benchmark),
+  ``.claude/skills/<name>/SKILL.md``, each with YAML front matter (``name``,
   ``description``) and a body whose size is taken from the real ``SKILL.md`` files of
   Anthropic's public skills repository (:data:`SKILL_SIZES`, cycled): the bodies' words are
   ours, their lengths are not;
@@ -163,7 +164,100 @@ SKILLS: tuple[tuple[str, str], ...] = (
         "Run the benchmarks and compare with main. Use when a change may affect speed.",
     ),
 )
-"""The project's 30 skills: (name, description). Names and words are ours (our choice)."""
+"""The project's 30 skills, the ones the chapter writes: (name, description). Names and words
+are ours (our choice)."""
+
+MORE_SKILLS: tuple[tuple[str, str], ...] = (
+    (
+        "docker-images",
+        "Write and slim the Dockerfiles: pinned bases, multi-stage builds. "
+        "Use when changing an image.",
+    ),
+    (
+        "k8s-manifests",
+        "Deployments, probes and resource limits for the cluster. Use when editing k8s/.",
+    ),
+    (
+        "terraform",
+        "Plan and review Terraform before any apply. Use when changing infrastructure.",
+    ),
+    (
+        "ci-pipelines",
+        "Write and fix the CI workflows. Use when CI is red or slow.",
+    ),
+    (
+        "observability",
+        "Metrics, traces and alerts for a service. Use when adding monitoring or an alert.",
+    ),
+    (
+        "caching-strategy",
+        "What to cache, keys, expiry and invalidation. Use when a read path is slow.",
+    ),
+    (
+        "queue-workers",
+        "Background jobs that are idempotent and retried with backoff. "
+        "Use when work should leave the request.",
+    ),
+    (
+        "auth-flows",
+        "Sign-in, sessions and role checks. Use when changing login or permissions.",
+    ),
+    (
+        "payments",
+        "Take payments and refunds through the provider; webhooks verified. "
+        "Use when changing checkout or billing.",
+    ),
+    (
+        "e2e-tests",
+        "Browser tests of whole user journeys, no fixed waits. Use when testing a flow in the UI.",
+    ),
+    (
+        "api-client",
+        "The typed clients generated from the OpenAPI spec. Use when calling another service.",
+    ),
+    (
+        "graphql",
+        "Schema changes and resolvers for the GraphQL API. Use when editing a .graphql file.",
+    ),
+    (
+        "frontend-components",
+        "Components in the design system, with a story per state. Use when changing a component.",
+    ),
+    (
+        "onboarding-docs",
+        "Setup steps and the architecture in one page. Use when writing docs for newcomers.",
+    ),
+    (
+        "adr",
+        "Record an architecture decision: context, options, decision. "
+        "Use when a design choice is made.",
+    ),
+    (
+        "meeting-notes",
+        "Decisions, action items and owners from a meeting. Use when given a transcript.",
+    ),
+    (
+        "status-update",
+        "The weekly status update: progress, plans, problems. Use when asked what the team did.",
+    ),
+    (
+        "refactoring",
+        "Small steps that keep the tests green. Use when cleaning up or splitting a module.",
+    ),
+    (
+        "privacy-review",
+        "What personal data a change collects, keeps and shows. Use when code touches user data.",
+    ),
+    (
+        "pdf-reports",
+        "Reports as PDF: cover, contents, page numbers. Use when a report must be printable.",
+    ),
+)
+"""20 more skills in the same style, for a project of 50 (the skills benchmark, our choice)."""
+
+ALL_SKILLS: tuple[tuple[str, str], ...] = SKILLS + MORE_SKILLS
+"""All 50: :data:`SKILLS` then :data:`MORE_SKILLS`; :func:`write_skills` writes the first
+``count``."""
 
 LOADED_SKILL = "release-notes"
 """The skill the chapter's sessions load."""
@@ -198,9 +292,12 @@ def skill_sizes(count: int = len(SKILLS)) -> list[int]:
 
 
 def write_skills(root: Path, count: int = len(SKILLS)) -> list[Path]:
-    """Write the first ``count`` skills under ``root/.claude/skills``; their paths."""
+    """Write the first ``count`` of :data:`ALL_SKILLS` under ``root/.claude/skills`` (the
+    chapter's 30 unless told); their paths. :class:`ValueError` past 50 or below 0."""
+    if not 0 <= count <= len(ALL_SKILLS):
+        raise ValueError(f"count must be 0 to {len(ALL_SKILLS)}, not {count}")
     paths = []
-    for (name, description), size in zip(SKILLS[:count], skill_sizes(count), strict=True):
+    for (name, description), size in zip(ALL_SKILLS[:count], skill_sizes(count), strict=True):
         path = root / ".claude" / "skills" / name / "SKILL.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(skill_text(name, description, size), encoding="utf-8")
@@ -282,9 +379,11 @@ def tree(root: Path, *, under: str = ".claude", limit: int = 6) -> str:
 
 
 __all__ = [
+    "ALL_SKILLS",
     "CHANGELOG",
     "FIXUP_COMMAND",
     "LOADED_SKILL",
+    "MORE_SKILLS",
     "REVIEW_COMMAND",
     "SKILLS",
     "SKILL_SIZES",
