@@ -6,7 +6,7 @@
 * :mod:`~harness.skills.tool`: the ``Skill`` tool, which loads a body on demand.
 * :mod:`~harness.skills.commands`: ``/name`` from ``.claude/commands`` and from skills.
 * :mod:`~harness.skills.arguments` and :mod:`~harness.skills.render`: filling a body in.
-* :mod:`~harness.skills.injection`: ``!`command` `` lines, run as the permissions allow.
+* :mod:`~harness.skills.injection`: ``!``-command lines, run as the permissions allow.
 * :mod:`~harness.skills.session`: all of it set up for one session in one call.
 """
 

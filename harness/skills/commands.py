@@ -20,8 +20,8 @@ commands "have been merged into skills") and, before that, on its slash-commands
   project's command won, we follow the current page).
 
 Not done (said plainly): ``allowed-tools`` and ``model`` are read and shown but not applied
-(no per-command permission grant or model switch); ``context: fork`` runs inline; ``!`cmd` ``
-lines run only when a :class:`~harness.skills.injection.ShellInjection` is given
+(no per-command permission grant or model switch); ``context: fork`` runs inline;
+``!``-command lines run only when a :class:`~harness.skills.injection.ShellInjection` is given
 (through the permissions); ``@file`` references are left as
 written (the model reads the file with its tools); stacking several ``/a /b`` in one line
 is not expanded.
@@ -272,7 +272,7 @@ def expand(
 ) -> str:
     """The prompt ``/name arguments`` sends: the body with its placeholders filled.
 
-    A skill gets its base-directory line, as when the model loads it. ``!`command` `` lines
+    A skill gets its base-directory line, as when the model loads it. ``!``-command lines
     run only with ``injection`` (see :mod:`harness.skills.injection`). Raises
     :class:`CommandError` if the command may not be typed, its file broke since discovery,
     or an injected command was refused or failed.

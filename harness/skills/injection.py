@@ -1,9 +1,9 @@
-"""Dynamic context injection: a skill's ``!`command` `` lines, run as the permissions allow.
+"""Dynamic context injection: a skill's ``!``-command lines, run as the permissions allow.
 
-Claude Code runs each ``!`command` `` (at the start of a line or after whitespace) and each
-fenced block opened with ```` ```! ```` before the model sees the skill, and puts the output in
-its place (https://code.claude.com/docs/en/skills, "Inject dynamic context", "How injected
-commands run", "When an injected command fails"). As documented:
+Claude Code runs each ``!``-command (at the start of a line or after whitespace) and each
+fenced block opened with three backquotes and ``!`` before the model sees the skill, and puts
+the output in its place (https://code.claude.com/docs/en/skills, "Inject dynamic context",
+"How injected commands run", "When an injected command fails"). As documented:
 
 * the commands **never ask**: when the permission check says anything but *allow*, the whole
   invocation is aborted (``Shell command permission check failed for pattern "..."``);

@@ -9,9 +9,10 @@ substitutions", https://code.claude.com/docs/en/skills). The base directory is w
 the model read the files a skill refers to (``reference.md``, ``examples/``) with the
 ordinary tools.
 
-**Dynamic context injection** (``!`command` `` lines, ```` ```! ```` blocks) runs only when the
-caller passes ``shell`` (:mod:`harness.skills.injection`: through the harness's permissions
-and its bash tool). Without it we do what Claude Code does when the documented setting
+**Dynamic context injection** (``!``-command lines, and fenced blocks opened with three
+backquotes and ``!``) runs only when the caller passes ``shell``
+(:mod:`harness.skills.injection`: through the harness's permissions and its bash tool).
+Without it we do what Claude Code does when the documented setting
 ``"disableSkillShellExecution": true`` is on: each command is replaced with
 ``[shell command execution disabled by policy]`` (the docs' exact text), so the model sees
 that something was left out and can run the command itself, through the bash tool.
@@ -28,13 +29,14 @@ SHELL_DISABLED = "[shell command execution disabled by policy]"
 """Claude Code's documented replacement when ``disableSkillShellExecution`` is set."""
 
 INLINE_SHELL = re.compile(r"(?:(?<=^)|(?<=\s))!`[^`\n]+`", re.MULTILINE)
-"""``!`command` `` at the start of a line or after whitespace (documented)."""
+"""A ``!``-command (``!``, then a command in backquotes) at the start of a line or after
+whitespace (documented)."""
 BLOCK_SHELL = re.compile(r"^```![^\n]*\n.*?^```[ \t]*$", re.MULTILINE | re.DOTALL)
-"""A fenced block opened with ```` ```! ````: one command per line."""
+"""A fenced block opened with three backquotes and ``!``: one command per line."""
 
 
 def without_shell(body: str) -> str:
-    """``body`` with each ``!`command` `` and ```` ```! ```` block replaced by
+    """``body`` with each ``!``-command line and each ``!`` fenced block replaced by
     :data:`SHELL_DISABLED` (see the module: we do not run them)."""
     body = BLOCK_SHELL.sub(SHELL_DISABLED, body)
     return INLINE_SHELL.sub(SHELL_DISABLED, body)

@@ -51,7 +51,7 @@ def session_skills(
 ) -> SessionSkills:
     """Skills and commands of ``workspace`` and ``home`` (None: the project's only).
 
-    ``injection`` runs skills' ``!`command` `` lines through the permissions (pass the same
+    ``injection`` runs skills' ``!``-command lines through the permissions (pass the same
     to :func:`~harness.skills.commands.expand` for typed commands); None leaves them unrun."""
     skills = discover_skills(workspace, home)
     commands = discover_commands(workspace, home, skills)

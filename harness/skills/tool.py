@@ -18,7 +18,7 @@ result is that line followed by the body. Either way the body enters the convers
 after the cached prefix, and is read from the cache on every later request.
 
 Custom commands (``.claude/commands``) can be loaded too, as in Claude Code, skills first when
-a name is both. ``!`command` `` lines run only with a :class:`ShellInjection` (through the
+a name is both. ``!``-command lines run only with a :class:`ShellInjection` (through the
 permissions; a refused or failed command means the skill is not loaded, as documented).
 ``allowed-tools`` pre-approves those commands only; it is not granted to the model's own
 calls, and ``model`` and ``context: fork`` are not applied (see
@@ -72,7 +72,7 @@ class SkillLoader:
     project_dir: str = "."
     dedupe: bool = False
     injection: ShellInjection | None = None
-    """Runs ``!`command` `` lines through the permissions; None: they are not run."""
+    """Runs ``!``-command lines through the permissions; None: they are not run."""
     loaded: set[str] = field(default_factory=set)
     uses: dict[str, int] = field(default_factory=dict)
     """How often each name was loaded (the listing's budget drops the least used first)."""
@@ -158,7 +158,7 @@ class SkillLoader:
 def skill_tool(loader: SkillLoader) -> Tool[SkillInput]:
     """The ``Skill`` tool over ``loader``. Read-only: it reads skill files and changes nothing,
     so it runs in plan mode and beside other read-only calls. With a
-    :class:`~harness.skills.injection.ShellInjection` it may run a skill's ``!`command` ``
+    :class:`~harness.skills.injection.ShellInjection` it may run a skill's ``!``-command lines
     lines, but each of them only when the permissions *allow* it outright (nothing is asked;
     plan mode ignores a skill's own rules), so the tool itself needs no approval."""
 
