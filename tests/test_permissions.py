@@ -126,6 +126,21 @@ def test_plan_mode_denies_anything_that_changes_something() -> None:
     assert decide(perms, "bash", command="ls")[0] == "deny"
 
 
+def test_a_pre_approved_call_answers_only_the_modes_own_question() -> None:
+    hook = "a PreToolUse hook allowed it"
+    default = Permissions.from_rules("default", deny=["bash(rm *)"], ask=["bash(git push*)"])
+    plan = Permissions(mode="plan")
+
+    def approved(perms: Permissions, **command: Any) -> tuple[str, str]:
+        return perms.decide("bash", command, read_only=False, pre_approved=hook)
+
+    assert approved(default, command="ls") == ("allow", hook)
+    assert approved(default, command="rm -rf build")[0] == "deny"
+    assert approved(default, command="git push --force")[0] == "ask"
+    assert approved(default, command="echo $(cat ~/.ssh/id_rsa)")[0] == "ask"
+    assert approved(plan, command="ls")[0] == "deny"
+
+
 def test_bypass_mode_allows_everything_but_a_deny_rule_still_denies() -> None:
     perms = Permissions.from_rules("bypass", deny=["bash(rm *)"])
 

@@ -58,7 +58,7 @@ from harness.tools.hooks import (
     PostToolUseResult,
     ToolUse,
     apply_pre_hook,
-    with_hook_decision,
+    with_hook_ask,
 )
 from harness.tools.permissions import (
     Approval,
@@ -298,12 +298,17 @@ class ToolRunner:
             tool.input_model.model_validate(use.input)
         except ValidationError as error:  # a hook rewrote the input into something invalid
             return _Call(use, error=format_validation_error(use.name, error))
+        allowed = f": {hook_reason}" if hook_reason else ""
         decision, reason = self.permissions.decide(
-            use.name, use.input, read_only=tool.read_only, workspace=self.context.workspace
+            use.name,
+            use.input,
+            read_only=tool.read_only,
+            workspace=self.context.workspace,
+            pre_approved=(
+                f"a PreToolUse hook allowed it{allowed}" if hook_decision == "allow" else None
+            ),
         )
-        decision, reason = with_hook_decision(
-            self.permissions.mode, decision, reason, hook_decision, hook_reason
-        )
+        decision, reason = with_hook_ask(decision, reason, hook_decision, hook_reason)
         if decision == "ask":
             try:
                 answer = self.approver(

@@ -117,26 +117,21 @@ def _safe_matches(matcher: str, name: str) -> bool:
         return False
 
 
-def with_hook_decision(
-    mode: str, decision: Decision, reason: str, hook: HookDecision | None, hook_reason: str
+def with_hook_ask(
+    decision: Decision, reason: str, hook: HookDecision | None, hook_reason: str
 ) -> tuple[Decision, str]:
-    """The rules' decision with a PreToolUse hook's ``allow`` or ``ask`` taken in.
-
-    As Claude Code (``resolveHookPermissionDecision`` in openclaude
-    ``src/services/tools/toolHooks.ts``): a hook's allow skips the question the mode
-    would ask, but a deny rule, an ask rule, plan mode and the command-substitution check
-    still win; a hook's ask asks even when the rules allow.
-    """
+    """The rules' decision with a PreToolUse hook's ``ask`` taken in: it asks even when the
+    rules allow (a deny still wins). A hook's ``allow`` is taken in by the rules themselves
+    (``Permissions.decide(..., pre_approved=...)``): it answers only the mode's own question,
+    so a deny or ask rule, plan mode and the command-substitution check still win, as in
+    Claude Code (``resolveHookPermissionDecision`` in openclaude
+    ``src/services/tools/toolHooks.ts``)."""
+    if hook != "ask" or decision == "deny":
+        return decision, reason
     why = f": {hook_reason}" if hook_reason else ""
-    # Only the mode's own question is skipped ("default mode: bash changes things");
-    # an ask rule's ("ask rule ...") and the substitution check's are not.
-    if hook == "allow" and decision == "ask" and reason.startswith(f"{mode} mode"):
-        return "allow", f"a PreToolUse hook allowed it{why}"
-    if hook == "ask" and decision != "deny":
-        return "ask", f"a PreToolUse hook asks for approval{why}" + (
-            f"; {reason}" if decision == "ask" else ""
-        )
-    return decision, reason
+    return "ask", f"a PreToolUse hook asks for approval{why}" + (
+        f"; {reason}" if decision == "ask" else ""
+    )
 
 
 def apply_pre_hook(

@@ -238,12 +238,16 @@ class Permissions:
         *,
         read_only: bool,
         workspace: Workspace | None = None,
+        pre_approved: str | None = None,
     ) -> tuple[Decision, str]:
         """The decision for one call, and the reason (which rule or mode).
 
         ``workspace`` is where the tool will run (the runner passes its own), so that
         ``./secrets/k`` cannot slip past ``deny: write_file(secrets/**)``; it defaults to
-        :attr:`workspace`.
+        :attr:`workspace`. ``pre_approved`` says why the mode's own question is answered
+        already (a PreToolUse hook allowed the call, chapter 13): then the mode allows what it
+        would have asked about, and nothing else changes: a deny or ask rule, plan mode and
+        the command-substitution check still decide as they would.
         """
         subjects = self._subjects(tool, input, workspace or self.workspace)
         if subjects is None:  # a substitution: no part can be trusted on its own
@@ -267,9 +271,11 @@ class Permissions:
             return "ask", f"ask rule {rule}"
         if (rule := hit(self.allow, every=True)) is not None:
             return "allow", f"allow rule {rule}"
-        return self._mode_default(tool, read_only)
+        return self._mode_default(tool, read_only, pre_approved)
 
-    def _mode_default(self, tool: str, read_only: bool) -> tuple[Decision, str]:
+    def _mode_default(
+        self, tool: str, read_only: bool, pre_approved: str | None = None
+    ) -> tuple[Decision, str]:
         if self.mode == "bypass":
             return "allow", "bypass mode"
         if read_only:
@@ -278,6 +284,8 @@ class Permissions:
             return "deny", "plan mode: only read-only tools may run"
         if self.mode == "accept_edits" and tool in EDIT_TOOLS:
             return "allow", "accept_edits mode: file edits are accepted"
+        if pre_approved is not None:
+            return "allow", pre_approved
         return "ask", f"{self.mode} mode: {tool} changes things"
 
 
