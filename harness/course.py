@@ -189,6 +189,7 @@ CHAPTER: dict[str, int] = {
     "harness.settings.running": 13,
     "harness.settings.combine": 13,
     "harness.settings.hooks": 13,
+    "harness.settings.session": 13,
     "harness.notebook.extensions": 13,
     "harness.notebook.extensions_runs": 13,
     "harness.notebook.extensions_views": 13,

@@ -28,8 +28,9 @@ from rich.console import Console
 from rich.text import Text
 
 from harness.cli.terminal import Activity, NoInput, Reader, readable
-from harness.settings import FolderTrust, Settings, TrustRequest, default_store_path, load_settings
+from harness.settings import FolderTrust, Settings, TrustRequest, default_store_path
 from harness.settings.hooks import SettingsHooks
+from harness.settings.session import session_hooks
 from harness.skills import (
     CommandError,
     SessionSkills,
@@ -78,15 +79,21 @@ def load_extensions(
     resumed: bool = False,
 ) -> Extensions:
     """Skills, commands, settings hooks and the trust gate of ``workspace`` for one session."""
-    settings = load_settings(workspace.root, home, managed_dir=managed_dir)
-    problems = list(settings.problems)
-    trust = FolderTrust(
-        default_store_path(home),
+    problems: list[str] = []
+    configured = session_hooks(
         workspace.root,
-        ask_trust,
-        settings.hooks,
-        on_problem=problems.append,
+        home,
+        ask=ask_trust,
+        store=default_store_path(home),
+        session_id=session_id,
+        transcript_path=transcript_path,
+        permission_mode=permissions.mode,
+        managed_dir=managed_dir,
+        source="resume" if resumed else "startup",
+        on_problem=problems.append,  # the trust file's, said when they happen
     )
+    settings, trust, hooks = configured.settings, configured.trust, configured.hooks
+    problems += settings.problems
     # A cloned project's skill may not pre-approve its own shell lines until the folder is
     # trusted (Claude Code does not tie allowed-tools to trust; we are stricter).
     injection = ShellInjection(permissions, workspace, skill_rules=trust.status() is True)
@@ -98,15 +105,6 @@ def load_extensions(
         injection=injection,
     )
     problems += [str(problem) for problem in skills.problems]
-    hooks = SettingsHooks(
-        settings.hooks,
-        workspace=workspace.root,
-        session_id=session_id,
-        transcript_path=transcript_path,
-        allows=trust.allows,
-        permission_mode=permissions.mode,
-        source="resume" if resumed else "startup",
-    )
     return Extensions(skills, settings, trust, hooks, injection, session_id, problems)
 
 

@@ -25,8 +25,9 @@ from harness.model.scripted import Step, reply, tool_call
 from harness.notebook.extensions import LOADED_SKILL
 from harness.pricing import MeteredCall
 from harness.prompt import PromptCaching, Section, SystemPrompt, default_sections
-from harness.settings import FolderTrust, Settings, TrustRequest, load_settings
+from harness.settings import FolderTrust, Settings, TrustRequest
 from harness.settings.hooks import SettingsHooks
+from harness.settings.session import session_hooks
 from harness.skills import SKILL_TOOL, discover_skills, session_skills
 from harness.skills.listing import inlined_section
 from harness.tokens import estimate_system
@@ -204,17 +205,14 @@ def hooks_agent(
     """An agent on ``root`` whose hooks come from its settings files; the trust store is
     ``store``, and ``answer`` is the person's answer to the trust question (each question is
     kept in ``asked``)."""
-    settings = load_settings(root, home=None)
     asked: list[TrustRequest] = []
 
     def ask(request: TrustRequest) -> bool:
         asked.append(request)
         return answer(request) if callable(answer) else answer
 
-    trust = FolderTrust(store, root, ask, settings.hooks)
-    settings_hooks = SettingsHooks(
-        settings.hooks, workspace=root, session_id="ch13-demo", allows=trust.allows
-    )
+    configured = session_hooks(root, None, ask=ask, store=store, session_id="ch13-demo")
+    settings, trust, settings_hooks = configured.settings, configured.trust, configured.hooks
     clock = FakeClock()
     agent = Agent(
         ScriptedModel(list(steps if steps is not None else hook_script()), clock=clock),

@@ -7,6 +7,8 @@
   (:func:`~harness.settings.files.load_settings`).
 * :mod:`harness.settings.trust`: whether the project's own hooks may run
   (:class:`~harness.settings.trust.FolderTrust`).
+* :mod:`harness.settings.session`: all of it for one session, with its hooks
+  (:func:`~harness.settings.session.session_hooks`).
 """
 
 from harness.settings.files import Settings, SettingsError, SettingsFile, load_settings
