@@ -50,6 +50,7 @@ from typing import Any
 from anthropic.types import Message
 
 from harness import messages as m
+from harness import tokens
 from harness.clock import Clock, isoformat
 from harness.loop import BaseAgent, ModelRequest, Plugin
 
@@ -267,11 +268,14 @@ def with_breakpoints(request: ModelRequest) -> ModelRequest:
     the agent's own conversation, where they would pile up turn after turn.
     """
     tools = copy.deepcopy(request.tools) if request.tools else request.tools
-    if tools:
+    # A deferred tool (``defer_loading``, chapter 14) is not in the prefix and may not carry a
+    # breakpoint (the API refuses it): the last tool that is rendered takes it.
+    rendered = [tool for tool in tools or [] if not tokens.is_deferred(tool)]
+    if rendered:
         # The API wants 1-hour breakpoints before 5-minute ones: if the system prompt caches
         # for an hour, the tools before it must too.
         hour = _hour(request.system if isinstance(request.system, list) else [])
-        tools[-1]["cache_control"] = {**EPHEMERAL, "ttl": "1h"} if hour else dict(EPHEMERAL)
+        rendered[-1]["cache_control"] = {**EPHEMERAL, "ttl": "1h"} if hour else dict(EPHEMERAL)
     messages = list(request.messages)
     if messages:
         messages[-1] = _marked_copy(messages[-1], dict(EPHEMERAL))

@@ -18,6 +18,14 @@ little so that non-Latin text is not badly under-counted:
 * Framing: a few tokens per message and per block for the role and structure markers, and
   the documented tool-use system prompt (346 tokens for ``tool_choice`` auto on Claude 4
   class models) whenever tools are sent.
+* Deferred tools (chapter 14): a definition with ``defer_loading: true`` is sent but not
+  rendered into the model's context, so it costs nothing until a ``tool_reference`` block
+  names it; the API then expands the reference into the tool's full definition at that
+  point of the conversation, and it counts there, as big as the definition
+  (https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool, "Deferred
+  tool loading"). :func:`estimate_request` has the tools, so it counts every reference as
+  the definition it names; :func:`estimate_block` and :func:`estimate_message` do so when
+  given ``definitions``, and otherwise count a reference as its own few tokens of JSON.
 
 The scripted model (``harness.model.scripted``) computes ``usage.input_tokens`` with this same
 estimator, so offline the estimate is exact by construction; live, ``count_tokens`` asks the
@@ -70,8 +78,26 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
-def estimate_block(block: Mapping[str, Any]) -> int:
-    """Estimated tokens of one content block (text, tool_use, tool_result, image, ...)."""
+Definitions = Mapping[str, Mapping[str, Any]]
+"""Tool definitions by name: what a ``tool_reference`` block expands into."""
+
+
+def is_deferred(tool: Mapping[str, Any]) -> bool:
+    """Whether a tool definition is deferred (``defer_loading: true``): sent, not rendered."""
+    return tool.get("defer_loading") is True
+
+
+def definitions_by_name(tools: Sequence[Mapping[str, Any]] | None) -> dict[str, Mapping[str, Any]]:
+    """The request's tool definitions by name (deferred or not): a reference may name any."""
+    return {str(tool.get("name")): tool for tool in tools or []}
+
+
+def estimate_block(block: Mapping[str, Any], *, definitions: Definitions | None = None) -> int:
+    """Estimated tokens of one content block (text, tool_use, tool_result, image, ...).
+
+    A ``tool_reference`` (inside a ``tool_result``) counts as the definition it names, from
+    ``definitions``; a name not there counts as the block's own JSON.
+    """
     kind = block.get("type")
     if kind == "text":
         body = estimate_text(str(block.get("text", "")))
@@ -80,7 +106,9 @@ def estimate_block(block: Mapping[str, Any]) -> int:
             _json(block.get("input", {}))
         )
     elif kind == "tool_result":
-        body = estimate_content(block.get("content", ""))
+        body = estimate_content(block.get("content", ""), definitions=definitions)
+    elif kind == "tool_reference" and str(block.get("tool_name")) in (definitions or {}):
+        body = estimate_tool((definitions or {})[str(block.get("tool_name"))])
     elif kind in ("thinking", "redacted_thinking"):
         body = estimate_text(str(block.get("thinking", block.get("data", ""))))
     elif kind in ("image", "document"):
@@ -92,7 +120,7 @@ def estimate_block(block: Mapping[str, Any]) -> int:
     return BLOCK_OVERHEAD + body
 
 
-def estimate_content(content: Any) -> int:
+def estimate_content(content: Any, *, definitions: Definitions | None = None) -> int:
     """Estimated tokens of a message's ``content``: a string or a list of blocks.
 
     A string is the same to the API as one text block holding it, so it counts the same.
@@ -101,13 +129,13 @@ def estimate_content(content: Any) -> int:
         return estimate_block({"type": "text", "text": content})
     if isinstance(content, Iterable):
         # SDK block objects (appended from a reply as is) count as their JSON form.
-        return sum(estimate_block(as_block(b)) for b in content)
+        return sum(estimate_block(as_block(b), definitions=definitions) for b in content)
     return 0
 
 
-def estimate_message(message: Mapping[str, Any]) -> int:
+def estimate_message(message: Mapping[str, Any], *, definitions: Definitions | None = None) -> int:
     """Estimated tokens of one API message (``{"role": ..., "content": ...}``)."""
-    return MESSAGE_OVERHEAD + estimate_content(message.get("content", ""))
+    return MESSAGE_OVERHEAD + estimate_content(message.get("content", ""), definitions=definitions)
 
 
 def estimate_system(system: str | Sequence[Mapping[str, Any]] | None) -> int:
@@ -129,10 +157,17 @@ def estimate_tool(tool: Mapping[str, Any]) -> int:
 
 
 def estimate_tools(tools: Sequence[Mapping[str, Any]] | None) -> int:
-    """All tool definitions, plus the tool-use system prompt the API adds when there are any."""
-    if not tools:
+    """The rendered tool definitions, plus the tool-use system prompt the API adds with them.
+
+    Deferred definitions (``defer_loading: true``) are not rendered, so they count nothing
+    here (they count where a ``tool_reference`` loads them); with no tool rendered, neither
+    is the tool-use system prompt counted (a request whose tools are all deferred is
+    refused anyway).
+    """
+    loaded = [tool for tool in tools or [] if not is_deferred(tool)]
+    if not loaded:
         return 0
-    return TOOL_USE_SYSTEM_PROMPT + sum(estimate_tool(tool) for tool in tools)
+    return TOOL_USE_SYSTEM_PROMPT + sum(estimate_tool(tool) for tool in loaded)
 
 
 def estimate_request(
@@ -141,11 +176,15 @@ def estimate_request(
     system: str | Sequence[Mapping[str, Any]] | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,
 ) -> int:
-    """Estimated input tokens of a whole request: tools, then system, then messages."""
+    """Estimated input tokens of a whole request: tools, then system, then messages.
+
+    Deferred tools count only where a ``tool_reference`` in the messages loads them.
+    """
+    definitions = definitions_by_name(tools)
     return (
         estimate_tools(tools)
         + estimate_system(system)
-        + sum(estimate_message(message) for message in messages)
+        + sum(estimate_message(message, definitions=definitions) for message in messages)
     )
 
 

@@ -37,6 +37,8 @@ CONTENT_BLOCK_TYPES: tuple[str, ...] = (
 )
 
 # The block types a tool_result's content list may hold (``ToolResultBlockParam.content``).
+# A ``tool_reference`` (``{"type": "tool_reference", "tool_name": ...}``) names a tool of the
+# request, which the API expands there into its full definition (tool search, chapter 14).
 TOOL_RESULT_CONTENT_TYPES: tuple[str, ...] = (
     "text",
     "image",
@@ -114,4 +116,7 @@ def tool_result_content_problem(content: Any) -> str | None:
         if kind not in TOOL_RESULT_CONTENT_TYPES:
             known = ", ".join(TOOL_RESULT_CONTENT_TYPES)
             return f"tool_result content[{n}] has type {kind!r}; a tool result holds {known}"
+        if kind == "tool_reference" and not isinstance(item.get("tool_name"), str):
+            # ``ToolReferenceBlockParam.tool_name`` is required, a string (anthropic 2.12).
+            return f"tool_result content[{n}] is a tool_reference with no tool_name (a string)"
     return None

@@ -113,16 +113,16 @@ def _drop_ins(folder: Path) -> list[Path]:
     return [folder / n for n in names if n.endswith(".json") and not n.startswith(".")]
 
 
-def read_settings_file(path: Path) -> dict[str, Any] | None:
+def read_settings_file(path: Path, *, max_bytes: int = MAX_SETTINGS_BYTES) -> dict[str, Any] | None:
     """The JSON object in ``path``; None when there is no such file.
 
     An empty (or blank) file is ``{}``, as in Claude Code. Raises :class:`SettingsError`
     when the file exists but cannot be used: a folder or a device in its place, unreadable,
-    larger than :data:`MAX_SETTINGS_BYTES`, not UTF-8, not JSON (``NaN`` and ``Infinity``
-    included, which Python would accept and JavaScript would not), not an object, or nested
-    deeper than :data:`MAX_DEPTH`. A UTF-8 byte-order mark is allowed.
+    larger than ``max_bytes`` (:data:`MAX_SETTINGS_BYTES`), not UTF-8, not JSON (``NaN`` and
+    ``Infinity`` included, which Python would accept and JavaScript would not), not an object,
+    or nested deeper than :data:`MAX_DEPTH`. A UTF-8 byte-order mark is allowed.
     """
-    raw = _read_bytes(path)
+    raw = _read_bytes(path, max_bytes)
     if raw is None:
         return None
     try:
@@ -145,7 +145,7 @@ def read_settings_file(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def _read_bytes(path: Path) -> bytes | None:
+def _read_bytes(path: Path, max_bytes: int = MAX_SETTINGS_BYTES) -> bytes | None:
     """The file's bytes (at most the cap), None when absent. Never blocks on a pipe: the
     file is opened without waiting and must turn out to be a regular file."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
@@ -163,18 +163,18 @@ def _read_bytes(path: Path) -> bytes | None:
             raise SettingsError(path, "is a folder, not a file")
         if not stat.S_ISREG(info.st_mode):
             raise SettingsError(path, "is not a regular file (a device, pipe or socket)")
-        if info.st_size > MAX_SETTINGS_BYTES:
-            raise SettingsError(path, f"is {info.st_size} bytes (at most {MAX_SETTINGS_BYTES})")
+        if info.st_size > max_bytes:
+            raise SettingsError(path, f"is {info.st_size} bytes (at most {max_bytes})")
         chunks: list[bytes] = []
         size = 0
-        while size <= MAX_SETTINGS_BYTES:
-            chunk = os.read(descriptor, MAX_SETTINGS_BYTES + 1 - size)
+        while size <= max_bytes:
+            chunk = os.read(descriptor, max_bytes + 1 - size)
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
-        if size > MAX_SETTINGS_BYTES:  # it grew after fstat
-            raise SettingsError(path, f"is more than {MAX_SETTINGS_BYTES} bytes")
+        if size > max_bytes:  # it grew after fstat
+            raise SettingsError(path, f"is more than {max_bytes} bytes")
         return b"".join(chunks)
     except OSError as error:
         raise SettingsError(path, f"cannot be read ({error.strerror or error})") from None

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.clock import Clock, RealClock
 from harness.messages import TOOL_NAME_PATTERN, is_valid_tool_name
@@ -77,6 +77,18 @@ class Tool(Generic[InputT]):
                 f"tool name {self.name!r} is not one the API accepts: it must match "
                 f"{TOOL_NAME_PATTERN} (letters, digits, _ and -, 1 to 128 characters)"
             )
+
+    def input_problem(self, raw_input: dict[str, Any]) -> ValidationError | str | None:
+        """What is wrong with ``raw_input``, checked before anything runs: None when it fits.
+
+        A pydantic error (the dispatcher words it for the model) or a text already worded; a
+        tool whose schema is not a pydantic model (an MCP server's, chapter 14) answers text.
+        """
+        try:
+            self.input_model.model_validate(raw_input)
+        except ValidationError as error:
+            return error
+        return None
 
     def definition(self) -> dict[str, Any]:
         """The tool as the API takes it in ``tools=[...]`` (a fresh dict: callers may edit it)."""

@@ -37,8 +37,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pydantic import ValidationError
-
 from harness import tokens
 from harness.events import (
     AwaitingApproval,
@@ -59,6 +57,12 @@ from harness.tools.hooks import (
     ToolUse,
     apply_pre_hook,
     with_hook_ask,
+)
+from harness.tools.outputs import (
+    Content,
+    input_problem,
+    kept_blocks,
+    output_text,
 )
 from harness.tools.permissions import (
     Approval,
@@ -99,24 +103,6 @@ def awaiting_approval_text(ticket: str) -> str:
 def waiting_text(ticket: str) -> str:
     """The placeholder result of a later call in the same reply: it waits too."""
     return f"Not run: this call comes after one that waits for a person's approval ({ticket})."
-
-
-def format_validation_error(tool: str, error: ValidationError) -> str:
-    """A validation error the model can fix: each field, what was wrong, what it sent."""
-    lines = [f"Invalid input for tool {tool!r}:"]
-    for issue in error.errors():
-        where = ".".join(str(part) for part in issue["loc"]) or "(input)"
-        got = "" if issue["type"] == "missing" else f" (got {json.dumps(issue['input'])[:80]})"
-        lines.append(f"- {where}: {issue['msg']}{got}")
-    lines.append("Fix the input and call the tool again.")
-    return "\n".join(lines)
-
-
-def output_text(output: ToolOutput) -> str:
-    """A tool's output as text (other blocks are named, ``[image block]``)."""
-    if isinstance(output, str):
-        return output
-    return "\n".join(str(b.get("text", f"[{b.get('type')} block]")) for b in output)
 
 
 def tool_use_of(block: dict[str, Any]) -> tuple[ToolUse, str | None]:
@@ -235,7 +221,7 @@ class ToolRunner:
             if call.deferred is not None:
                 held = call
         events: list[Event] = []
-        finals: list[tuple[str, bool, str | None]] = []
+        finals: list[tuple[Content, bool, str | None]] = []
         for batch in _batches(prepared):
             running = tuple(c.use.tool_use_id for c in batch if c.tool is not None)
             if running:
@@ -254,7 +240,9 @@ class ToolRunner:
             self.finished[call.use.tool_use_id] = tool_result(
                 call.use.tool_use_id, content, is_error=is_error
             )
-            events.append(ToolFinished(call.use.tool_use_id, call.use.name, content, is_error))
+            events.append(
+                ToolFinished(call.use.tool_use_id, call.use.name, output_text(content), is_error)
+            )
         yield from events
         if held is not None and held.deferred is not None:  # the rest waits for a person
             raise StopRun(
@@ -274,10 +262,8 @@ class ToolRunner:
         if tool is None:
             known = ", ".join(self.registry.names()) or "none"
             return _Call(use, error=f"Unknown tool {use.name!r}. Available tools: {known}.")
-        try:
-            tool.input_model.model_validate(use.input)
-        except ValidationError as error:
-            return _Call(use, error=format_validation_error(use.name, error))
+        if (problem := input_problem(tool, use)) is not None:
+            return _Call(use, error=problem)
         hook_decision: HookDecision | None = None
         hook_reason = ""
         for hook in self.hooks.pre(use.name):
@@ -294,10 +280,8 @@ class ToolRunner:
                 return _Call(use, error=blocked)
             if verdict.decision == "ask" or (verdict.decision == "allow" and not hook_decision):
                 hook_decision, hook_reason = verdict.decision, verdict.reason
-        try:
-            tool.input_model.model_validate(use.input)
-        except ValidationError as error:  # a hook rewrote the input into something invalid
-            return _Call(use, error=format_validation_error(use.name, error))
+        if (problem := input_problem(tool, use)) is not None:  # a hook rewrote it badly
+            return _Call(use, error=problem)
         allowed = f": {hook_reason}" if hook_reason else ""
         decision, reason = self.permissions.decide(
             use.name,
@@ -347,7 +331,7 @@ class ToolRunner:
         except Exception as error:  # the tool's own bug: report it, keep the loop going
             call.error = f"{call.use.name} failed with {type(error).__name__}: {error}"
 
-    def _finish(self, call: _Call, events: list[Event]) -> tuple[str, bool, str | None]:
+    def _finish(self, call: _Call, events: list[Event]) -> tuple[Content, bool, str | None]:
         """The result's content, whether it is an error, and the full text if it may still
         be stored to keep the turn within its budget (a result that was not stored already)."""
         if call.deferred is not None:  # it did not run: no hook sees it, nothing is stored
@@ -355,6 +339,7 @@ class ToolRunner:
         if call.waiting is not None:
             return waiting_text(call.waiting), True, None
         is_error = call.error is not None
+        blocks = kept_blocks(call.output) if call.error is None else None
         content = call.error if call.error is not None else output_text(call.output or "")
         if not content.strip():
             content = f"({call.use.name} completed with no output)"
@@ -373,7 +358,9 @@ class ToolRunner:
                 events.extend(answer.events)
             if changed is not None:
                 events.append(HookReported("PostToolUse", call.use.name, "changed result", changed))
-                content = changed
+                content, blocks = changed, None
+        if blocks is not None:  # an image, or tool references: sent as blocks, never stored
+            return blocks, False, None
         content = valid_text(content)
         storable: str | None = None
         if not is_error and call.tool is not None and call.tool.spill:
@@ -389,8 +376,8 @@ class ToolRunner:
         return cap_output(content, MAX_RESULT_CHARS), is_error, storable
 
     def _hold_to_budget(
-        self, calls: list[_Call], finals: list[tuple[str, bool, str | None]]
-    ) -> list[str]:
+        self, calls: list[_Call], finals: list[tuple[Content, bool, str | None]]
+    ) -> list[Content]:
         """Store the largest results, largest first, until the turn's results fit its budget.
 
         Only results of tools that ran (never errors) and that were not stored already; the
@@ -400,7 +387,7 @@ class ToolRunner:
         would overflow it. The model is told to read a stored result with offset and limit.
         """
         contents = [content for content, _, _ in finals]
-        sizes = [tokens.estimate_text(content) for content in contents]
+        sizes = [tokens.estimate_content(content) for content in contents]
         candidates = sorted(
             (i for i, (_, _, storable) in enumerate(finals) if storable is not None),
             key=lambda i: -sizes[i],

@@ -111,7 +111,7 @@ class Rule:
 
     @classmethod
     def parse(cls, text: str) -> Rule:
-        match = re.fullmatch(r"\s*([A-Za-z0-9_-]+)\s*(?:\((.*)\))?\s*", text, re.DOTALL)
+        match = re.fullmatch(r"\s*([A-Za-z0-9_-]+(?:__\*)?)\s*(?:\((.*)\))?\s*", text, re.DOTALL)
         if match is None:
             raise ValueError(
                 f"not a permission rule: {text!r} (expected 'tool' or 'tool(pattern)')"
@@ -121,8 +121,18 @@ class Rule:
     def __str__(self) -> str:
         return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
 
+    def names(self, tool: str) -> bool:
+        """Whether the rule is about ``tool``: its name, or, for ``mcp__server`` (and
+        ``mcp__server__*``), any tool of that MCP server, as Claude Code reads them (ch. 14)."""
+        if tool == self.tool:
+            return True
+        if not self.tool.startswith("mcp__") or self.pattern is not None:
+            return False
+        server = self.tool.removeprefix("mcp__").removesuffix("__*")
+        return "__" not in server and tool.startswith(f"mcp__{server}__")
+
     def matches(self, tool: str, subject: str | None) -> bool:
-        if tool != self.tool:
+        if not self.names(tool):
             return False
         if self.pattern is None:
             return True

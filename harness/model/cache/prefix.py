@@ -4,6 +4,14 @@ The prefix runs in a fixed order, tools, then the system prompt, then the messag
 block. Each :class:`PrefixBlock` carries its token count, the digest of every block up to
 it (so any change to a block changes every prefix that contains it), and its breakpoint's
 :data:`TTL`, if it has one. :func:`positions` numbers the blocks as the lookback counts them.
+
+Deferred tools (``defer_loading: true``) are not in the prefix: the API excludes them from
+it, and a tool loaded by search arrives as a ``tool_reference`` block in a ``tool_result``,
+which the API expands into the tool's definition there, "the prefix is untouched, so prompt
+caching is preserved" (https://platform.claude.com/docs/en/agents-and-tools/tool-use/
+tool-use-with-prompt-caching, "defer_loading and cache preservation"). So the result that
+holds a reference counts the definition's size, and its digest takes in the definition: a
+definition that changes misses from that result on, and only from there.
 """
 
 from __future__ import annotations
@@ -47,9 +55,27 @@ def _cacheable(block: Mapping[str, Any]) -> bool:
     return not (kind == "text" and not block.get("text"))
 
 
-def _canonical(block: Mapping[str, Any]) -> str:
+def _canonical(block: Mapping[str, Any], definitions: tokens.Definitions | None = None) -> str:
     plain = {k: v for k, v in block.items() if k != "cache_control"}
+    if (
+        definitions
+        and block.get("type") == "tool_result"
+        and isinstance(plain.get("content"), list)
+    ):
+        plain["content"] = [_expanded(item, definitions) for item in plain["content"]]
     return json.dumps(plain, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _expanded(item: Any, definitions: tokens.Definitions) -> Any:
+    """A ``tool_reference`` as the model sees it: with the definition it names (what the API
+    expands it into), so that a changed definition changes the prefix from there on."""
+    if not isinstance(item, Mapping) or item.get("type") != "tool_reference":
+        return item
+    definition = definitions.get(str(item.get("tool_name")))
+    if definition is None:
+        return item
+    shown = {k: v for k, v in definition.items() if k not in ("defer_loading", "cache_control")}
+    return {**item, "definition": shown}
 
 
 def _ttl(block: Mapping[str, Any]) -> TTL | None:
@@ -67,11 +93,16 @@ def prefix_blocks(
     """The request as the cache sees it: blocks in prefix order, with their token counts.
 
     The counts add up to ``tokens.estimate_request`` of the same request: the tool-use system
-    prompt is counted with the first tool, each message's overhead with its first block.
+    prompt is counted with the first tool in the prefix, each message's overhead with its
+    first block. Deferred tools are left out (see the module's docstring); a ``tool_result``
+    holding ``tool_reference`` blocks counts, and is identified by, the definitions they name.
     """
+    definitions = tokens.definitions_by_name(tools)
     items: list[tuple[str, Mapping[str, Any], int, str]] = []
     for i, tool in enumerate(tools or []):
-        extra = tokens.TOOL_USE_SYSTEM_PROMPT if i == 0 else 0
+        if tokens.is_deferred(tool):
+            continue
+        extra = tokens.TOOL_USE_SYSTEM_PROMPT if not items else 0
         size = extra + tokens.estimate_tool(tool)
         items.append((f"tools[{i}] ({tool.get('name')})", tool, size, "tool"))
     if isinstance(system, str):
@@ -85,14 +116,14 @@ def prefix_blocks(
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
         for j, block in enumerate(parts):
             overhead = tokens.MESSAGE_OVERHEAD if j == 0 else 0
-            size = tokens.estimate_block(block)
+            size = tokens.estimate_block(block, definitions=definitions)
             keyed = {"role": message.get("role"), **block} if j == 0 else block
             kind = str(block.get("type", "text"))
             items.append((f"messages[{i}].content[{j}]", keyed, overhead + size, kind))
     out: list[PrefixBlock] = []
     running = hashlib.sha256()
     for where, block, size, kind in items:
-        running.update(_canonical(block).encode())
+        running.update(_canonical(block, definitions).encode())
         running.update(b"\x1e")
         digest = running.copy().hexdigest()[:16]
         out.append(PrefixBlock(where, size, digest, _ttl(block), _cacheable(block), kind))

@@ -61,6 +61,7 @@ from harness.model.scripted.rules import (
     _json_error,
     _max_tokens_error,
     _system_error,
+    _tool_search_error,
     _tools_error,
 )
 from harness.model.scripted.script import (
@@ -301,6 +302,7 @@ class ScriptedModel:
             _max_tokens_error(request.max_tokens),
             _system_error(request.system),
             _tools_error(request.tools),
+            _tool_search_error(request),
         ):
             if error is not None:
                 raise faults.invalid_request(error)

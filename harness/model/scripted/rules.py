@@ -4,10 +4,13 @@ It checks each request as the API does: the body must be sendable (no lone surro
 any text), ``max_tokens`` a whole number from 1 up to the model's output limit, system
 blocks non-blank text, tools well named (``^[a-zA-Z0-9_-]{1,128}$``, unique) and with an
 object ``input_schema``, the conversation valid (``harness.messages.validate``), the prompt
-within the context window (``prompt is too long: N tokens > M maximum``); each refusal is a
-400 ``BadRequestError`` worded as the API words it (or as close as we could find, and
-said so where the wording is our guess). Each function here returns the wording of one
-refusal, or ``None``; ``ScriptedModel`` raises it (and checks the sizes it knows itself).
+within the context window (``prompt is too long: N tokens > M maximum``), deferred tools
+(``defer_loading``) as the tool search page states (not all of them deferred, none with a
+``cache_control``, at most 10,000) and every ``tool_reference`` naming a tool of the
+request; each refusal is a 400 ``BadRequestError`` worded as the API words it (or as close
+as we could find, and said so where the wording is our guess). Each function here returns
+the wording of one refusal, or ``None``; ``ScriptedModel`` raises it (and checks the sizes
+it knows itself).
 """
 
 from __future__ import annotations
@@ -168,3 +171,67 @@ def _tools_error(tools: list[dict[str, Any]] | None) -> str | None:
     if len(names) != len(set(names)):
         return "tools: Tool names must be unique."
     return None
+
+
+# Deferred tools and tool references: the rules stated on the tool search page,
+# https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool ("Error
+# handling", "Prompt caching", "Limits"; pinned copy checked 2026-11-27).
+MAX_DEFERRED_TOOLS = 10_000
+"""Documented: "Maximum deferred tools: 10,000 tools with ``defer_loading: true`` per request"."""
+
+
+def _deferred_tools_error(tools: list[dict[str, Any]] | None) -> str | None:
+    """What the API says of a request's deferred tools, or ``None`` if it accepts them."""
+    deferred = [t for t in tools or [] if t.get("defer_loading") is True]
+    if not deferred:
+        return None
+    # Documented, with this wording ("HTTP errors (400 status)", "All tools deferred").
+    if len(deferred) == len(tools or []):
+        return "At least one tool must have defer_loading=false. All tools cannot be deferred."
+    # Documented ("A tool with defer_loading: true can't also carry cache_control: the API
+    # returns a 400"); the wording is our guess.
+    for i, tool in enumerate(tools or []):
+        if tool.get("defer_loading") is True and tool.get("cache_control"):
+            return f"tools.{i}: a tool with defer_loading=true cannot also have cache_control"
+    # The limit is documented; that going over it is a 400, and its wording, are our guess.
+    if len(deferred) > MAX_DEFERRED_TOOLS:
+        return (
+            f"tools: at most {MAX_DEFERRED_TOOLS} tools may have defer_loading=true, "
+            f"found {len(deferred)}"
+        )
+    return None
+
+
+def _tool_reference_error(
+    messages: Sequence[Mapping[str, Any]], tools: list[dict[str, Any]] | None
+) -> str | None:
+    """A ``tool_reference`` naming no tool of the request, in the API's words, or ``None``.
+
+    Documented, with this wording ("Missing tool definition": "Every tool referenced must
+    have a corresponding tool definition in the top-level ``tools`` parameter"). A reference
+    to a tool that is not deferred is accepted (nothing says otherwise). A model that calls a
+    deferred tool no reference loaded yet is not refused here: the docs name no error for it
+    (a tool_use comes from the model, which was never shown that tool).
+    """
+    names = {str(t.get("name")) for t in tools or []}
+    for message in messages:
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            inner = block.get("content") if isinstance(block, Mapping) else None
+            if not isinstance(block, Mapping) or block.get("type") != "tool_result":
+                continue
+            for item in inner if isinstance(inner, list) else []:
+                if not isinstance(item, Mapping) or item.get("type") != "tool_reference":
+                    continue
+                if str(item.get("tool_name")) not in names:
+                    return f"Tool reference '{item.get('tool_name')}' not found in available tools"
+    return None
+
+
+def _tool_search_error(request: Request) -> str | None:
+    """The tool search rules above, for one request: its deferred tools, then its references."""
+    return _deferred_tools_error(request.tools) or _tool_reference_error(
+        request.messages, request.tools
+    )
