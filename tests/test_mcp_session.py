@@ -259,3 +259,29 @@ def test_with_search_on_the_tools_are_deferred_and_loaded_by_reference(project: 
             {"type": "tool_reference", "tool_name": "mcp__course__lookup_ticket"}
         ]
         assert "T-101" in str(answer["content"])
+
+
+def test_tools_loaded_by_reference_outlive_a_full_compaction(project: Path) -> None:
+    from types import SimpleNamespace
+
+    with session_mcp(
+        project, None, settings={"enableAllProjectMcpServers": True}, search="on"
+    ) as session:
+        carry = session.carry_over()
+        assert carry is not None
+        loaded = "mcp__course__lookup_ticket"
+        reference = {"type": "tool_reference", "tool_name": loaded}
+        messages = [
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t", "content": [reference]}],
+            }
+        ]
+        assert carry.before_compaction(SimpleNamespace(messages=messages), "auto", "") is None  # type: ignore[arg-type]
+        by_name = {t.name: t.definition() for t in session.tools}
+        assert "defer_loading" not in by_name[loaded]
+        assert by_name["mcp__course__slow"]["defer_loading"] is True
+
+
+def test_without_tool_search_there_is_nothing_to_carry(mcp: SessionMcp) -> None:
+    assert mcp.carry_over() is None

@@ -30,6 +30,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from harness.compaction.summary import CompactionCheck, CompactionPoint
+from harness.loop import BaseAgent, Plugin
 from harness.mcp.config import McpConfig, ServerConfig, load_mcp_config
 from harness.mcp.connection import (
     CALL_TIMEOUT,
@@ -39,8 +41,14 @@ from harness.mcp.connection import (
     ServerStatus,
 )
 from harness.mcp.schema import CheckedTool, check_tool
-from harness.mcp.search import SearchMode, deferred_section, should_defer, tool_search_tool
-from harness.mcp.tools import McpTool, mcp_tool
+from harness.mcp.search import (
+    SearchMode,
+    deferred_section,
+    referenced_names,
+    should_defer,
+    tool_search_tool,
+)
+from harness.mcp.tools import Deferral, McpTool, mcp_tool
 from harness.prompt import Section
 from harness.tools.base import Tool
 
@@ -79,6 +87,12 @@ class SessionMcp:
     """The names of the deferred tools, for the system prompt, else None."""
     problems: list[str] = field(default_factory=list)
     runner: EventLoopThread = field(default_factory=EventLoopThread, repr=False)
+    deferral: Deferral | None = field(default=None, repr=False)
+
+    def carry_over(self) -> CarryLoadedTools | None:
+        """The plugin that keeps the tools ``ToolSearch`` loaded across a full compaction
+        (give it to the agent with the others); None without tool search."""
+        return CarryLoadedTools(self.deferral) if self.deferral is not None else None
 
     def all_tools(self) -> list[Tool[Any]]:
         """The tools to give the agent: every MCP tool, and ``tool_search`` if there is one."""
@@ -142,7 +156,8 @@ def session_mcp(
         checked = _checked_tools(connections, problems)
         definitions = [_definition(c) for c, _ in checked]
         defer = should_defer(definitions, context_window=context_window, mode=search)
-        tools = [mcp_tool(c, connection, deferred=defer) for c, connection in checked]
+        deferral = Deferral() if defer else None
+        tools = [mcp_tool(c, connection, deferral=deferral) for c, connection in checked]
     except BaseException:
         for connection in connections.values():
             connection.close()
@@ -150,7 +165,21 @@ def session_mcp(
         raise
     search_tool = tool_search_tool(tools) if defer and tools else None
     section = deferred_section(tools) if search_tool is not None else None
-    return SessionMcp(config, connections, tools, search_tool, section, problems, runner)
+    return SessionMcp(config, connections, tools, search_tool, section, problems, runner, deferral)
+
+
+class CarryLoadedTools(Plugin, CompactionPoint):
+    """Before a full compaction, the tools loaded by reference stop being deferred
+    (:class:`~harness.mcp.tools.Deferral`), so they outlive the references the summary drops."""
+
+    def __init__(self, deferral: Deferral) -> None:
+        self.deferral = deferral
+
+    def before_compaction(
+        self, agent: BaseAgent, trigger: str, instructions: str
+    ) -> CompactionCheck | None:
+        self.deferral.keep(referenced_names(agent.messages))
+        return None
 
 
 def _start_all(connections: Mapping[str, ServerConnection], problems: list[str]) -> None:

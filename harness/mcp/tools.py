@@ -40,6 +40,29 @@ class McpArguments(ToolInput):
     model_config = ConfigDict(extra="allow")
 
 
+@dataclass
+class Deferral:
+    """Which of a session's MCP tools are sent deferred: all of them while tool search is on,
+    but for those a compaction carried over (:meth:`keep`).
+
+    A tool that ``ToolSearch`` loaded is shown to the model by the ``tool_reference`` in the
+    conversation. A full compaction replaces that part of the conversation with a summary, so
+    the reference goes, and with it the tool. Claude Code carries the loaded tools across a
+    compaction (``preCompactDiscoveredTools``); here they stop being deferred from then on.
+    Our choice, and cheap: the compaction rewrites the cache after the system prompt anyway,
+    and this adds only the loaded tools' definitions and the system prompt to what is written.
+    """
+
+    on: bool = True
+    kept: set[str] = field(default_factory=set)
+
+    def defers(self, name: str) -> bool:
+        return self.on and name not in self.kept
+
+    def keep(self, names: set[str]) -> None:
+        self.kept |= names
+
+
 def _never(args: McpArguments, context: ToolContext) -> ToolOutput:  # pragma: no cover
     raise ToolError("an MCP tool runs through its connection")
 
@@ -52,10 +75,15 @@ class McpTool(Tool[McpArguments]):
     function: Any = _never
     checked: CheckedTool | None = None
     connection: ServerConnection | None = field(default=None, repr=False, compare=False)
-    deferred: bool = False
-    """Sent with ``defer_loading: true`` (tool search, :mod:`harness.mcp.search`)."""
+    deferral: Deferral | None = field(default=None, repr=False, compare=False)
+    """Whether it is sent with ``defer_loading: true`` (tool search, :mod:`harness.mcp.search`);
+    None: never deferred."""
     timeout: float | None = None
     """Seconds a call may run; None: the connection's default."""
+
+    @property
+    def deferred(self) -> bool:
+        return self.deferral is not None and self.deferral.defers(self.name)
 
     @property
     def server(self) -> str:
@@ -97,7 +125,7 @@ def mcp_tool(
     checked: CheckedTool,
     connection: ServerConnection,
     *,
-    deferred: bool = False,
+    deferral: Deferral | None = None,
     timeout: float | None = None,
 ) -> McpTool:
     """The harness tool for ``checked``: a tool the server listed that passed the checks."""
@@ -106,7 +134,7 @@ def mcp_tool(
         description=checked.description,
         checked=checked,
         connection=connection,
-        deferred=deferred,
+        deferral=deferral,
         timeout=timeout,
         spill=True,
     )
