@@ -260,6 +260,25 @@ def test_an_input_schema_that_is_not_an_object_schema_is_refused(kind: Any) -> N
     assert message == "tools.0.custom.input_schema.type: Input should be 'object'"
 
 
+@pytest.mark.parametrize("key", ["oneOf", "allOf", "anyOf"])
+def test_a_combinator_at_the_top_of_an_input_schema_is_refused(key: str) -> None:
+    schema = {"type": "object", key: [{"required": ["a"]}, {"required": ["b"]}]}
+    message = refusal(tools=[custom_tool("pick", schema)])
+    assert message.endswith("does not support oneOf, allOf, or anyOf at the top level")
+
+
+@pytest.mark.parametrize("key", ["has space", "ü", "x" * 65, ""])
+def test_a_property_key_outside_the_pattern_is_refused(key: str) -> None:
+    schema = {"type": "object", "properties": {key: {"type": "string"}}}
+    message = refusal(tools=[custom_tool("pick", schema)])
+    assert message.startswith("tools.0.custom.input_schema.properties: Property keys should")
+
+
+def test_property_keys_with_dots_and_dashes_up_to_64_characters_are_accepted() -> None:
+    schema = {"type": "object", "properties": {"a.b-c_d": {}, "y" * 64: {}}}
+    assert send(tools=[custom_tool("pick", schema)]).content
+
+
 @PROPERTY
 @given(schema=not_objects)
 def test_an_input_schema_that_is_not_a_json_object_is_refused(schema: Any) -> None:

@@ -16,6 +16,7 @@ it knows itself).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -137,6 +138,9 @@ def _system_error(system: str | list[dict[str, Any]] | None) -> str | None:
     return None
 
 
+_PROPERTY_KEY = re.compile(r"^[a-zA-Z0-9_.-]{1,64}$")
+
+
 def _tools_error(tools: list[dict[str, Any]] | None) -> str | None:
     """Custom tools (no ``type``, or ``"custom"``) need a valid name and an object schema.
 
@@ -168,6 +172,21 @@ def _tools_error(tools: list[dict[str, Any]] | None) -> str | None:
             return f"{where}.input_schema.type: Field required"
         if schema["type"] != "object":
             return f"{where}.input_schema.type: Input should be 'object'"
+        # Two more refusals quoted in public issues (harness.mcp.schema refuses such MCP
+        # tools first; the sources page has the addresses).
+        if any(key in schema for key in ("oneOf", "allOf", "anyOf")):
+            return (
+                f"{where}.input_schema: input_schema does not support oneOf, allOf, or anyOf "
+                "at the top level"
+            )
+        properties = schema.get("properties")
+        if isinstance(properties, dict) and any(
+            not _PROPERTY_KEY.fullmatch(str(key)) for key in properties
+        ):
+            return (
+                f"{where}.input_schema.properties: Property keys should match pattern "
+                f"'{_PROPERTY_KEY.pattern}'"
+            )
     if len(names) != len(set(names)):
         return "tools: Tool names must be unique."
     return None
