@@ -285,3 +285,51 @@ def test_tools_loaded_by_reference_outlive_a_full_compaction(project: Path) -> N
 
 def test_without_tool_search_there_is_nothing_to_carry(mcp: SessionMcp) -> None:
     assert mcp.carry_over() is None
+
+
+def test_a_searched_and_called_mcp_tool_is_written_to_the_transcript_and_resumes(
+    project: Path, tmp_path: Path
+) -> None:
+    from harness.resume import resume_with
+    from harness.transcript import Transcript
+
+    with session_mcp(
+        project, None, settings={"enableAllProjectMcpServers": True}, search="on"
+    ) as session:
+        assert session.search is not None
+        clock = FakeClock()
+        search = tool_call(session.search.name, query="ticket")
+        lookup = tool_call("mcp__course__lookup_ticket", ticket_id="T-103")
+        model = ScriptedModel(
+            [
+                reply("Search.", tool_calls=[search]),
+                reply("Look.", tool_calls=[lookup]),
+                reply("Ok."),
+            ],
+            clock=clock,
+        )
+        path = tmp_path / "s.jsonl"
+        writer = Transcript(path=path, session_id="s", clock=clock)
+        agent = Agent(
+            model,
+            tools=session.all_tools(),
+            workspace=project,
+            clock=clock,
+            approver=lambda r: True,
+            plugins=[writer],
+        )
+        list(agent.run("Find T-103."))
+        from harness.mcp.search import referenced_names
+
+        assert "mcp__course__lookup_ticket" in referenced_names(agent.messages)
+        writer.flush()
+        again = Agent(
+            ScriptedModel([reply("Resumed.")], clock=clock),
+            tools=session.all_tools(),
+            workspace=project,
+            clock=clock,
+        )
+        resumed = resume_with(again, Transcript(path=path, session_id="s", clock=clock))
+        assert not resumed.changes
+        assert again.messages == agent.messages
+        list(again.run("And now?"))  # the API's rules accept the resumed references
