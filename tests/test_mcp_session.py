@@ -333,3 +333,34 @@ def test_a_searched_and_called_mcp_tool_is_written_to_the_transcript_and_resumes
         assert not resumed.changes
         assert again.messages == agent.messages
         list(again.run("And now?"))  # the API's rules accept the resumed references
+
+
+def test_a_settings_hook_matching_mcp_tools_blocks_one_as_claude_codes_docs_show(
+    mcp: SessionMcp, project: Path
+) -> None:
+    # The hooks reference's MCP example: matcher "mcp__memory__.*", here for our server. The
+    # command reads the event's JSON on stdin and blocks with exit 2 and a reason on stderr.
+    from harness.settings.hooks import SettingsHooks
+    from harness.settings.schema import hooks_in
+
+    command = (
+        f'{sys.executable} -c "import json,sys; e=json.load(sys.stdin); '
+        "print('no tracker for ' + e['tool_input']['ticket_id'], file=sys.stderr); sys.exit(2)\""
+    )
+    settings = {
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "mcp__course__.*", "hooks": [{"type": "command", "command": command}]}
+            ]
+        }
+    }
+    hooks, problems = hooks_in(settings, project / ".claude/settings.json", "user")
+    assert problems == []
+    configured = SettingsHooks(hooks, workspace=project, session_id="mcp")
+    model, _ = run(
+        mcp,
+        project,
+        [tool_call("mcp__course__lookup_ticket", ticket_id="T-104")],
+        hooks=configured.install(Hooks()),
+    )
+    assert "no tracker for T-104" in str(results(model)[0]["content"])
