@@ -364,3 +364,13 @@ def test_a_settings_hook_matching_mcp_tools_blocks_one_as_claude_codes_docs_show
         hooks=configured.install(Hooks()),
     )
     assert "no tracker for T-104" in str(results(model)[0]["content"])
+
+
+def test_a_tool_whose_name_no_reference_can_carry_is_sent_in_full() -> None:
+    from harness.mcp.tools import MAX_REFERENCE_NAME, Deferral
+
+    deferral = Deferral()
+    assert deferral.defers("mcp__s__" + "t" * (MAX_REFERENCE_NAME - 8))
+    assert not deferral.defers("mcp__s__" + "t" * (MAX_REFERENCE_NAME - 7))
+    deferral.keep({"mcp__s__kept"})
+    assert not deferral.defers("mcp__s__kept") and not Deferral(on=False).defers("mcp__s__x")

@@ -164,7 +164,7 @@ def session_mcp(
         runner.close()
         raise
     search_tool = tool_search_tool(tools) if defer and tools else None
-    section = deferred_section(tools) if search_tool is not None else None
+    section = deferred_section([t for t in tools if t.deferred]) if search_tool else None
     return SessionMcp(config, connections, tools, search_tool, section, problems, runner, deferral)
 
 

@@ -40,6 +40,10 @@ class McpArguments(ToolInput):
     model_config = ConfigDict(extra="allow")
 
 
+MAX_REFERENCE_NAME = 64
+"""The longest name a ``tool_reference`` may carry."""
+
+
 @dataclass
 class Deferral:
     """Which of a session's MCP tools are sent deferred: all of them while tool search is on,
@@ -57,7 +61,10 @@ class Deferral:
     kept: set[str] = field(default_factory=set)
 
     def defers(self, name: str) -> bool:
-        return self.on and name not in self.kept
+        # A reference names its tool in at most 64 characters (the API's 400 "tool_reference.
+        # tool_name: String should have at most 64 characters", quoted in a public issue),
+        # though a tool's name may have 128: a longer name could never be loaded, so it is sent.
+        return self.on and name not in self.kept and len(name) <= MAX_REFERENCE_NAME
 
     def keep(self, names: set[str]) -> None:
         self.kept |= names
