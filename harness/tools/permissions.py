@@ -111,7 +111,7 @@ class Rule:
 
     @classmethod
     def parse(cls, text: str) -> Rule:
-        match = re.fullmatch(r"\s*([A-Za-z0-9_-]+(?:__\*)?)\s*(?:\((.*)\))?\s*", text, re.DOTALL)
+        match = re.fullmatch(r"\s*([A-Za-z0-9_*-]+)\s*(?:\((.*)\))?\s*", text, re.DOTALL)
         if match is None:
             raise ValueError(
                 f"not a permission rule: {text!r} (expected 'tool' or 'tool(pattern)')"
@@ -122,14 +122,29 @@ class Rule:
         return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
 
     def names(self, tool: str) -> bool:
-        """Whether the rule is about ``tool``: its name, or, for ``mcp__server`` (and
-        ``mcp__server__*``), any tool of that MCP server, as Claude Code reads them (ch. 14)."""
+        """Whether the rule is about ``tool``, as Claude Code reads the tool-name position
+        (code.claude.com/docs/en/permissions): the exact name; ``mcp__server``, every tool of
+        that MCP server (chapter 14); or a glob, ``*`` standing for any characters and
+        matching the whole name (``mcp__*``, ``mcp__github__get_*``)."""
         if tool == self.tool:
             return True
+        if "*" in self.tool:
+            glob = ".*".join(re.escape(part) for part in self.tool.split("*"))
+            return re.fullmatch(glob, tool, re.DOTALL) is not None
         if not self.tool.startswith("mcp__") or self.pattern is not None:
             return False
-        server = self.tool.removeprefix("mcp__").removesuffix("__*")
+        server = self.tool.removeprefix("mcp__")
         return "__" not in server and tool.startswith(f"mcp__{server}__")
+
+    @property
+    def anchored(self) -> bool:
+        """Whether a glob in the tool's name follows a literal ``mcp__<server>__``, the only
+        globs an allow rule may use (``*`` or ``mcp__*`` would approve tools nobody named)."""
+        if "*" not in self.tool:
+            return True
+        prefix = self.tool.split("*", 1)[0]
+        parts = prefix.split("__")
+        return prefix.startswith("mcp__") and len(parts) >= 3 and all(parts[1:2])
 
     def matches(self, tool: str, subject: str | None) -> bool:
         if not self.names(tool):
@@ -205,6 +220,11 @@ class Permissions:
         if self.mode not in get_args(Mode):  # a misspelt mode must not act as "default"
             known = ", ".join(get_args(Mode))
             raise ValueError(f"unknown permission mode {self.mode!r}: use one of {known}")
+        loose = [str(rule) for rule in self.allow if not rule.anchored]
+        if loose:  # Claude Code skips them with a warning; a rule that does nothing is an error
+            raise ValueError(
+                f"allow rules may use a glob only after mcp__<server>__: {', '.join(loose)}"
+            )
 
     @classmethod
     def from_rules(
