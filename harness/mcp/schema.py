@@ -53,6 +53,7 @@ from referencing import Registry
 
 from harness.mcp.names import mcp_tool_name
 from harness.messages import TOOL_NAME_PATTERN, is_valid_tool_name, valid_text
+from harness.settings.files import nesting_depth
 
 MAX_DESCRIPTION_CHARS = 2048
 """Claude Code's cap on an MCP tool's description (``MAX_MCP_DESCRIPTION_LENGTH`` in
@@ -174,7 +175,7 @@ def schema_problem(schema: object) -> str | None:
     """Why ``schema`` cannot be a tool's ``input_schema``, or None when the API takes it."""
     if not isinstance(schema, dict):
         return f"its input schema is {type(schema).__name__}, not a JSON object"
-    if _depth(schema) > MAX_SCHEMA_DEPTH:
+    if nesting_depth(schema, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH:
         return f"its input schema nests deeper than {MAX_SCHEMA_DEPTH} levels"
     try:
         size = len(json.dumps(schema, allow_nan=False, separators=(",", ":")).encode())
@@ -282,22 +283,6 @@ def _sanitized(value: Any) -> Any:
     if isinstance(value, dict):
         return {sanitize_unicode(str(k)): _sanitized(v) for k, v in value.items()}
     return value
-
-
-def _depth(value: object) -> int:
-    """How deeply ``value`` nests, counted without recursion."""
-    deepest = 0
-    stack: list[tuple[object, int]] = [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, level)
-            if deepest > MAX_SCHEMA_DEPTH:
-                return deepest
-            stack.extend(
-                (child, level + 1) for child in (item.values() if isinstance(item, dict) else item)
-            )
-    return deepest
 
 
 def _cut(text: str, limit: int = 200) -> str:

@@ -140,7 +140,7 @@ def read_settings_file(path: Path, *, max_bytes: int = MAX_SETTINGS_BYTES) -> di
         raise SettingsError(path, f"is not valid JSON ({_first_line(error)})") from None
     if not isinstance(data, dict):
         raise SettingsError(path, f"must hold a JSON object, not {_json_kind(data)}")
-    if _depth(data) > MAX_DEPTH:
+    if nesting_depth(data) > MAX_DEPTH:
         raise SettingsError(path, f"nests objects or lists deeper than {MAX_DEPTH} levels")
     return data
 
@@ -203,15 +203,16 @@ def _json_kind(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _depth(value: object) -> int:
-    """How deeply ``value`` nests (iteratively: a hostile file cannot exhaust the stack)."""
+def nesting_depth(value: object, limit: int = MAX_DEPTH) -> int:
+    """How deeply ``value`` nests (iteratively: a hostile file cannot exhaust the stack); it
+    stops counting once past ``limit``."""
     deepest = 0
     stack: list[tuple[object, int]] = [(value, 1)]
     while stack:
         item, level = stack.pop()
         if isinstance(item, dict | list):
             deepest = max(deepest, level)
-            if deepest > MAX_DEPTH:
+            if deepest > limit:
                 return deepest
             children = item.values() if isinstance(item, dict) else item
             stack.extend((child, level + 1) for child in children)
