@@ -211,15 +211,22 @@ CHAPTER: dict[str, int] = {
     "harness.mcp.servers.course": 14,
     "harness.mcp.servers.many": 14,
     "harness.mcp.servers.hostile": 14,
+    "harness.notebook.mcp": 14,
+    "harness.notebook.mcp_views": 14,
+    "harness.exercises.ch14": 14,
+    "harness.exercises.ch14_cases": 14,
+    "harness.exercises.ch14_search": 14,
     # The command line is built in 11; a module wiring in a later mechanism is its chapter's.
     "harness.cli.todos": 12,
-    "harness.cli": 13,
-    "harness.cli.program": 13,
-    "harness.cli.demo": 13,
-    "harness.cli.assemble": 13,
-    "harness.cli.commands": 13,
     "harness.cli.extensions": 13,
-    "harness.__main__": 13,
+    "harness.cli.sessions": 11,
+    "harness.cli": 14,
+    "harness.cli.program": 14,
+    "harness.cli.demo": 14,
+    "harness.cli.assemble": 14,
+    "harness.cli.commands": 14,
+    "harness.cli.mcp": 14,
+    "harness.__main__": 14,
 }
 
 

@@ -16,6 +16,8 @@ The pieces:
 * ``program``: :class:`Program`, one invocation: the one-shot and the interactive runs;
 * ``assemble``: the agent, every mechanism of the course on one loop, and its sessions;
 * ``commands``: the slash commands of the interactive mode;
+* ``mcp``: the MCP servers of a run: started, approved, shown by ``/mcp``, stopped;
+* ``sessions``: the sessions a person names (``--resume``, ``--continue``);
 * ``terminal``: printing events, progress on long waits, and asking for approvals;
 * ``todos``: the todo list and plan mode at the terminal (chapter 12);
 * ``report``: how a run ended (its exit code), what fills the context, what it cost;
@@ -41,8 +43,9 @@ from harness.cli.assemble import (
     sessions_for,
     transcript_path,
 )
-from harness.cli.program import Program, describe
+from harness.cli.program import Program
 from harness.cli.report import Exit
+from harness.cli.sessions import describe
 from harness.cli.terminal import NoInput, Reader
 from harness.memory import MemoryFormatError
 from harness.planning import PROGRESS_FILE
@@ -135,6 +138,11 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="PATH",
         help=f"start from a progress file and keep it current (default name {PROGRESS_FILE})",
+    )
+    p.add_argument(
+        "--strict-mcp-config",
+        action="store_true",
+        help="start no MCP servers from .mcp.json or ~/.claude.json",
     )
     p.add_argument("--verbose", action="store_true", help="print every event, model calls too")
     return p
@@ -234,6 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         Path.cwd()
     except OSError as error:
         return _usage(f"the current folder cannot be used ({error.strerror})")
+    program: Program | None = None
     try:
         program = Program(args)
         if (problem := _stdin_problem(args, program.reader)) is not None:
@@ -261,6 +270,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(Exit.DONE)
     except NoInput as error:
         return _usage(str(error))
+    finally:  # however the run ends, its MCP servers stop with it
+        if program is not None:
+            program.close()
 
 
 def run_module() -> None:

@@ -20,7 +20,9 @@ course and nothing else:
   skills (the ``Skill`` tool and their listing among the static sections of the prompt), slash
   commands, and hooks from the settings files, which run through the tool runner's hook points
   and as a plugin after recovery (a prompt a hook refuses is never sent; a Stop hook may send
-  the model back to work), behind the folder-trust question ``ask_trust`` asks.
+  the model back to work), behind the folder-trust question ``ask_trust`` asks;
+* the tools of the MCP servers (chapter 14, :mod:`harness.cli.mcp`), started once by the
+  program and shared by its sessions, with the names of deferred ones in the static sections.
 
 One :class:`Harness` is one session: ``/clear`` builds a new one, ``--resume`` builds one
 and loads a transcript into it (chapter 08). Its session memory lives beside its transcript,
@@ -38,9 +40,7 @@ cannot be used is left as it is, and the session goes on without one:
 
 from __future__ import annotations
 
-import os
 import secrets
-import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +49,8 @@ from typing import Literal
 from harness.agent import Agent
 from harness.cli.demo import demo_model
 from harness.cli.extensions import AskTrust, Extensions, load_extensions, never_trust
+from harness.cli.mcp import McpServers, Offer
+from harness.cli.sessions import expand, transcript_path
 from harness.clock import Clock, RealClock
 from harness.compaction.auto import AutoCompact
 from harness.compaction.microcompact import Microcompact
@@ -70,7 +72,7 @@ from harness.prompt import (
     memory_section,
 )
 from harness.recovery import Recovery
-from harness.resume import Resume, SessionNotFound, Sessions, resume_with
+from harness.resume import Resume, Sessions, resume_with
 from harness.subagents import Subagent
 from harness.tokens import ContextBudget
 from harness.tools.builtins import builtin_tools
@@ -184,15 +186,6 @@ def sessions_for(options: Options, *, clock: Clock, ids: Iterable[str] | None = 
     return sessions
 
 
-def expand(path: Path) -> Path:
-    """``~`` and ``~user`` expanded; a ``~user`` with no such user stays as written, as in a
-    shell (``Path.expanduser`` would raise)."""
-    try:
-        return path.expanduser()
-    except RuntimeError:
-        return path
-
-
 def system_prompt(
     workspace: Path,
     tool_names: Iterable[str],
@@ -234,6 +227,7 @@ def assemble(
     model: Model | None = None,
     fsync: bool = True,
     ask_trust: AskTrust = never_trust,
+    mcp: McpServers | None = None,
 ) -> Harness:
     """The agent with every mechanism, on a new session or, with ``session``, a resumed one.
 
@@ -241,7 +235,7 @@ def assemble(
     newest file: ``--continue``), or the path of a ``.jsonl`` transcript (Claude Code's, say).
     Raises :class:`~harness.resume.SessionNotFound` when there is nothing to resume.
     ``ask_trust`` asks whether the project's own hooks may run (default: nobody to ask, so
-    they do not).
+    they do not). ``mcp``: the program's MCP servers (started by the first session).
     """
     clock = clock or RealClock()
     workspace = Workspace(options.workspace)
@@ -266,10 +260,12 @@ def assemble(
         resumed=path is not None,
     )
     skills = extensions.skills
-    tools = [*builtin_tools(), *planning.tools(), *skills.tools()]
+    offer = mcp.offer(extensions.settings) if mcp is not None else Offer()
+    tools = [*builtin_tools(), *planning.tools(), *skills.tools(), *offer.tools]
     names = [t.name for t in tools] + ["subagent", "fork"]
-    listing = [skills.section] if skills.section is not None else []
-    system, claude_md = system_prompt(workspace.root, names, clock, options.home, listing)
+    listing = [s for s in (skills.section, offer.section) if s is not None]
+    shown = offer.listed(names)
+    system, claude_md = system_prompt(workspace.root, shown, clock, options.home, listing)
     budget = ContextBudget(window=options.window)
     transcript = Transcript(
         path=path or sessions.path(session_id),
@@ -284,7 +280,7 @@ def assemble(
     )
     auto = AutoCompact(budget, pinned=pinned, session_memory=SessionMemoryCompaction(memory))
     recovery, caching = Recovery(), PromptCaching()
-    plugins: list[Plugin] = [*extra, caching, planning, recovery, extensions.hooks]
+    plugins: list[Plugin] = [*extra, caching, planning, recovery, extensions.hooks, *offer.plugins]
     if path is None:
         plugins.append(transcript)  # a resumed session's writer joins once it is loaded
     plugins += [memory, Microcompact(), auto]
@@ -351,45 +347,6 @@ def progress_file(options: Options, workspace: Workspace, clock: Clock) -> Progr
     if options.progress is None:
         return None
     return ProgressFile(workspace.root / expand(options.progress), clock=clock)
-
-
-def transcript_path(sessions: Sessions, session: str | Path | None) -> Path | None:
-    """The transcript ``session`` names (see :func:`assemble`), or None for a new session.
-
-    Raises :class:`~harness.resume.SessionNotFound` when there is none, or when what is there
-    is not a regular file (a folder or a named pipe called ``<id>.jsonl``: reading it would
-    fail, or wait forever for a writer). Checked with ``stat``, never by opening it.
-    """
-    if session is None:
-        return None
-    if session == "latest":
-        found = sessions.latest() or next(reversed(sessions.ids_on_disk()), None)
-        if found is None:
-            raise SessionNotFound("no earlier session in this folder to continue")
-        return _regular(sessions.path(found), f"no session {found} in {sessions.folder.name}")
-    text = str(session)
-    if text.endswith(".jsonl"):
-        return _regular(expand(Path(text)).absolute(), f"no transcript at {text}")
-    return _regular(sessions.path(text), f"no session {text} in {sessions.folder.name}")
-
-
-def _regular(path: Path, missing: str) -> Path:
-    """``path`` if it is a regular file (through any symbolic link), else SessionNotFound:
-    ``missing`` when there is nothing there."""
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):  # ValueError: a NUL in the name
-        raise SessionNotFound(missing) from None
-    if not stat.S_ISREG(mode):
-        kind = (
-            "a folder"
-            if stat.S_ISDIR(mode)
-            else "a named pipe"
-            if stat.S_ISFIFO(mode)
-            else "not a regular file"
-        )
-        raise SessionNotFound(f"{path} is {kind}, not a transcript")
-    return path
 
 
 __all__ = [

@@ -5,8 +5,9 @@ console and returns whether the session goes on. They call the chapters' code: `
 is chapter 05's :func:`~harness.compaction.summary.compact`, ``/memory`` reads chapter 07's
 memory and chapter 03's CLAUDE.md files, ``/cost`` and ``/context`` read the meter and the
 next request (:mod:`harness.cli.report`), ``/todos`` shows chapter 12's todo list, and
-``/hooks`` chapter 13's hooks from the settings files. Any other ``/name`` is the user's own:
-a command file or a skill (chapter 13), expanded into a prompt and run.
+``/hooks`` chapter 13's hooks from the settings files, ``/mcp`` chapter 14's MCP servers. Any
+other ``/name`` is the user's own: a command file or a skill (chapter 13), expanded into a
+prompt and run.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from rich.text import Text
 
 from harness.cli.assemble import Harness
 from harness.cli.extensions import expand_command
+from harness.cli.mcp import McpServers, show_servers
 from harness.cli.report import context_parts, cost_rows
 from harness.cli.terminal import Activity, readable, table
 from harness.cli.todos import checklist
@@ -39,6 +41,8 @@ class Shell:
     """Runs a prompt in the session (what a user's own ``/command`` expands to)."""
     end: Callable[[Harness, str], None] = field(default=lambda _harness, _reason: None)
     """Ends a session with a reason (its SessionEnd hooks run)."""
+    servers: McpServers | None = None
+    """The program's MCP servers (they outlive ``/clear``)."""
 
 
 Command = Callable[[Shell, str], bool]
@@ -202,6 +206,11 @@ def _hooks(shell: Shell, _: str) -> bool:
     return True
 
 
+def _mcp(shell: Shell, name: str) -> bool:
+    show_servers(shell.console, shell.servers, name)
+    return True
+
+
 def _todos(shell: Shell, _: str) -> bool:
     shell.console.print(checklist(shell.harness.planning))
     return True
@@ -214,6 +223,7 @@ COMMANDS: dict[str, tuple[Command, str]] = {
     "memory": (_memory, "the CLAUDE.md files and this session's memory"),
     "todos": (_todos, "the model's todo list: what is done, under way, left"),
     "hooks": (_hooks, "the hooks from the settings files, and whether this folder is trusted"),
+    "mcp": (_mcp, "the MCP servers and their state; /mcp <server>: its tools and stderr"),
     "clear": (_clear, "start a new session (this one stays on disk)"),
     "help": (_help, "this list"),
     "exit": (_exit, "leave (Ctrl-D works too)"),

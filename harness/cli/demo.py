@@ -7,7 +7,9 @@ picks a tool by keyword: ``list files``, ``read notes.md``, ``search TODO``, ``w
 notes.md hello``, ``run ls -la``, ``sleep 5``, ``delegate <task>``, ``fork <question>``,
 ``todo <step>; <step>; ...`` (the whole todo list, a step marked ``[x]`` done or ``[~]`` under
 way), ``plan <step>; <step>; ...`` (a plan for approval: ``exit_plan_mode``), ``skill <name>
-[arguments]`` (load one of your skills with chapter 13's ``Skill`` tool). ``flaky``
+[arguments]`` (load one of your skills with chapter 13's ``Skill`` tool), ``mcp <full tool
+name> {json arguments}`` (call an MCP server's tool, chapter 14: ``mcp
+mcp__course__lookup_ticket {"ticket_id": "T-101"}``). ``flaky``
 makes the next model calls fail with 529s first, so you can watch the retries. A
 compaction request gets chapter 05's scripted summary; a memory extraction, chapter 07's
 scripted extraction. It reads past ``<system-reminder>`` text (a reminder, a progress file's
@@ -19,6 +21,7 @@ tools to call and in what order. Set ``ANTHROPIC_API_KEY`` and the same program 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 
@@ -32,7 +35,7 @@ from harness.model.scripted_summary import scripted_summary
 from harness.planning import EXIT_PLAN_TOOL, TODO_TOOL, parse_checklist
 from harness.skills.tool import SKILL_TOOL
 from harness.tokens import truncate_text
-from harness.tools.dispatch import output_text
+from harness.tools.outputs import output_text
 
 DEMO_NOTE = "(offline demo model: it follows keywords; set ANTHROPIC_API_KEY for a real model)"
 
@@ -41,7 +44,8 @@ HELP = (
     "README.md`, `search TODO`, `write notes.md remember the milk`, `run ls -la`, `sleep 5` "
     "(then press Ctrl-C), `delegate search TODO`, `fork read README.md`, `todo read; [~] fix; "
     "test`, `plan read the code; fix it` (with --permission-mode plan), `skill <name>` (one of "
-    "your skills, from .claude/skills), or `flaky` "
+    'your skills, from .claude/skills), `mcp mcp__<server>__<tool> {"arg": 1}` (a tool of '
+    "an MCP server, /mcp lists them), or `flaky` "
     "(two 529s first, then an answer)."
 )
 
@@ -102,6 +106,10 @@ def _routes() -> list[tuple[re.Pattern[str], Callable[[re.Match[str]], Reply]]]:
             lambda g: call("Here is my plan.", EXIT_PLAN_TOOL, plan=_plan(g["steps"])),
         ),
         (
+            word(r"^\s*mcp\s+(?P<name>mcp__[\w-]+)\s*(?P<args>.*)"),
+            lambda g: _mcp_call(g["name"], g["args"]),
+        ),
+        (
             word(r"^\s*skill\s+(?P<name>[\w:.-]+)\s*(?P<args>.*)"),
             lambda g: call(
                 f"Loading the {g['name']} skill.",
@@ -160,6 +168,18 @@ def _routes() -> list[tuple[re.Pattern[str], Callable[[re.Match[str]], Reply]]]:
             lambda _: call("Listing the files.", "glob", pattern="**/*"),
         ),
     ]
+
+
+def _mcp_call(name: str, text: str) -> Reply:
+    """``mcp <name> <json>``: a call of that MCP tool with the JSON object as its input (none:
+    ``{}``); text that is not a JSON object is answered with why, and no call."""
+    try:
+        arguments = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as error:
+        return Reply(text=f'The arguments are not JSON ({error.msg}): try {{"key": "value"}}.')
+    if not isinstance(arguments, dict):
+        return Reply(text='The arguments must be a JSON object, such as {"key": "value"}.')
+    return Reply(text=f"Calling {name}.", tool_calls=(ToolCall(name, arguments),))
 
 
 def _short(text: str, width: int) -> str:

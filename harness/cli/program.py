@@ -17,15 +17,17 @@ is asked at the terminal the first time a project's hook would run (one-shot mod
 terminal never trusts: the project's hooks do not run); the user's slash commands and skills
 complete at the prompt and run as ``/name arguments``, in one-shot mode too; SessionEnd
 hooks run when the session ends (``/clear``, ``/exit``, the end of input).
+
+Chapter 14's MCP servers: they start as the first session opens (a project's server once a
+person approved it: asked at the terminal, never in one-shot mode without one), what went
+wrong is said once on stderr, ``/clear`` keeps them, and :meth:`Program.close` stops them
+however the run ends (:mod:`harness.cli.mcp`). The spinner names each tool while it runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import re
-import stat
 import sys
 import time
 from collections.abc import Generator
@@ -35,7 +37,6 @@ from typing import TextIO
 from rich.console import Console
 from rich.text import Text
 
-from harness import messages as m
 from harness.cli.assemble import (
     MODES,
     Harness,
@@ -46,7 +47,18 @@ from harness.cli.assemble import (
 )
 from harness.cli.commands import COMMANDS, Shell, dispatch
 from harness.cli.extensions import AskTrust, expand_command, never_trust, terminal_trust
+from harness.cli.mcp import (
+    STARTING,
+    Approve,
+    McpServers,
+    home_folder,
+    init_servers,
+    summary,
+    terminal_approval,
+    tool_label,
+)
 from harness.cli.report import Ending, Exit, ending, event_record, json_line, result_record
+from harness.cli.sessions import describe, inside, regular_session, short
 from harness.cli.terminal import (
     Activity,
     NoInput,
@@ -61,10 +73,9 @@ from harness.cli.terminal import (
 from harness.cli.todos import Seen, status
 from harness.events import AssistantReplied, Event
 from harness.planning import EXIT_PLAN_TOOL
-from harness.resume import NotFlushed, SessionNotFound, Sessions
+from harness.resume import NotFlushed, SessionNotFound
 from harness.settings.files import MANAGED_DIR_LINUX
 from harness.tools.permissions import Approval, ApprovalRequest, Approver
-from harness.transcript import load
 
 
 class Program:
@@ -91,6 +102,13 @@ class Program:
             managed_dir=MANAGED_DIR_LINUX,
         )
         self.sessions = sessions_for(self.options, clock=self.clock)
+        self.mcp = McpServers(
+            self.options.workspace,
+            home_folder(),
+            ask=self.server_asker(),
+            enabled=not args.strict_mcp_config,
+            context_window=self.options.window,
+        )
         self.shown: Event | None = None
         """The last event printed (a run's ending is not printed again after it)."""
 
@@ -109,19 +127,37 @@ class Program:
             return never_trust
         return terminal_trust(self.reader, self.console, self.activity)
 
+    def server_asker(self) -> Approve | None:
+        """Who approves a project's MCP server: the terminal, or nobody (then it stays off)."""
+        if self.one_shot and not (isatty(sys.stdin) and isatty(sys.stderr)):
+            return None
+        return terminal_approval(self.reader, self.console, self.activity, Path.cwd())
+
+    def close(self) -> None:
+        """Stop the MCP servers (the program is ending)."""
+        self.mcp.close()
+
     def open(self, session: str | Path | None) -> Harness:
         """A new session (or ``session`` resumed), the spinner showing its status; a progress
         file or a configuration file that cannot be used is said in one line on stderr, and
         the session goes on."""
-        harness = assemble(
-            self.options,
-            approver=self.approver(),
-            clock=self.clock,
-            extra=[Progress(self.activity)],
-            sessions=self.sessions,
-            session=session,
-            ask_trust=self.asker(),
-        )
+        if not self.mcp.checked and self.mcp.enabled:
+            self.activity.show(STARTING)
+        try:
+            harness = assemble(
+                self.options,
+                approver=self.approver(),
+                clock=self.clock,
+                extra=[Progress(self.activity, tool_label)],
+                sessions=self.sessions,
+                session=session,
+                ask_trust=self.asker(),
+                mcp=self.mcp,
+            )
+        finally:
+            self.activity.hide()
+        for problem in self.mcp.unsaid():
+            print(f"harness: {readable(problem)}", file=sys.stderr)
         extensions = harness.extensions
         if extensions is not None:
             for problem in extensions.problems:
@@ -157,7 +193,7 @@ class Program:
         seen = Seen.now(harness.planning)
         progress = harness.planning.progress
         if progress is not None and not progress.task:  # the file names the task it was for
-            progress.task = _short(prompt, 200)
+            progress.task = short(prompt, 200)
         if harness.briefing:  # what the progress file says, sent once, before the prompt
             prompt, harness.briefing = f"{harness.briefing}\n\n{prompt}", ""
         run: Generator[Event, None, None] = harness.agent.run(prompt)  # type: ignore[assignment]
@@ -234,6 +270,7 @@ class Program:
 
     def interactive(self, harness: Harness) -> int:
         shell = Shell(harness, self.console, self.activity, lambda: self.open(None))
+        shell.servers = self.mcp
         shell.prompt = lambda text: self.run(shell.harness, text)
         shell.end = self.end
         try:
@@ -281,6 +318,8 @@ class Program:
                 style="dim",
             )
         )
+        if servers := summary(self.mcp):
+            self.console.print(Text(servers, style="dim"))
         if harness.resumed is not None:
             self.console.print(Text(str(harness.resumed.event), style="magenta"))
         for line in Seen(harness.planning, mode=self.options.permission_mode).changes():
@@ -296,13 +335,16 @@ class Program:
             "live": self.options.live,
             "permission_mode": self.options.permission_mode,
             "tools": [t["name"] for t in agent.tools.definitions()],
+            "mcp_servers": init_servers(self.mcp),
             "cwd": ".",
         }
 
     def pick(self) -> str | None:
         """List this folder's sessions, newest first, and ask which to resume (only regular
         files: a folder or a pipe named ``<id>.jsonl`` is no session)."""
-        found = [s for s in reversed(self.sessions.ids_on_disk()) if _regular(self.sessions, s)]
+        found = [
+            s for s in reversed(self.sessions.ids_on_disk()) if regular_session(self.sessions, s)
+        ]
         found = found[:20]
         if not found:
             return None
@@ -318,7 +360,7 @@ class Program:
         (a regular file, or :class:`SessionNotFound`). A file outside the sessions folder (or
         a link to one) is copied into a new session first, so the run never appends to it."""
         path = transcript_path(self.sessions, session)
-        if path is None or _inside(path, self.sessions.folder):
+        if path is None or inside(path, self.sessions.folder):
             return path
         copied = self.sessions.import_file(path)
         print(
@@ -326,50 +368,6 @@ class Program:
             file=sys.stderr,
         )
         return copied
-
-
-def _regular(sessions: Sessions, session_id: str) -> bool:
-    """Whether the session's file is a regular file (found by ``stat``, never by opening it:
-    opening a named pipe waits for a writer)."""
-    try:
-        return stat.S_ISREG(os.stat(sessions.path(session_id)).st_mode)
-    except (OSError, ValueError, SessionNotFound):
-        return False
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    """Whether ``path`` is a file of ``folder`` itself, links followed: not a link out of
-    it, nor a file in a subfolder (a subagent's sidechain)."""
-    return path.resolve() == folder.resolve() / path.name
-
-
-def describe(sessions: Sessions, session_id: str) -> str:
-    """A session in one line: its id, when it last changed, its size and first prompt."""
-    path = sessions.path(session_id)
-    try:
-        status = os.stat(path)
-    except OSError as error:
-        return f"{session_id[:8]}  (unreadable: {error.strerror})"
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(status.st_mtime))
-    if not stat.S_ISREG(status.st_mode):  # never opened: a pipe would wait for a writer
-        return f"{session_id[:8]}  {when}  (not a transcript: not a regular file)"
-    try:
-        session = load(path)
-    except (OSError, ValueError) as error:
-        return f"{session_id[:8]}  {when}  (unreadable: {error})"
-    said = (_REMINDER.sub("", m.text_of(msg)) for msg in session.messages if msg["role"] == "user")
-    first = _short(next((text for text in said if text.strip()), ""), 50)
-    return f"{session_id[:8]}  {when}  {len(session.messages):>3} messages  {first}"
-
-
-# A progress file's briefing is sent in front of the first prompt: not what the person said.
-_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
-
-
-def _short(text: str, width: int) -> str:
-    """``text`` on one line, cut to ``width`` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _final(event: Event) -> bool:
@@ -383,3 +381,6 @@ def _nobody(request: ApprovalRequest) -> Approval:
         "no terminal to ask (one-shot mode without one): allow it with --permission-mode "
         "or run interactively",
     )
+
+
+__all__ = ["Program", "describe"]

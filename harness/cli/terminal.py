@@ -10,8 +10,11 @@ prompts in), plain ``input()`` reads it.
 Progress: :class:`Progress` is a ``call_model`` layer that names every model call while it
 waits (thinking, compacting, updating the session memory, a subagent at work), and
 :class:`ProgressClock` shows a retry's wait with its length, so a long wait never looks
-like a hang. The spinner line also carries the session's status (:attr:`Activity.status`:
-the todo list's summary, plan mode), whatever it is waiting for.
+like a hang; while tools run it names them (:func:`running`, or a ``label`` function of a
+later chapter's: chapter 14 names an MCP tool's server), as the tool runner reports them
+starting. The spinner line also carries the
+session's status (:attr:`Activity.status`: the todo list's summary, plan mode), whatever it
+is waiting for.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
+from harness import messages as m
 from harness.clock import Clock, RealClock
 from harness.events import (
     AssistantReplied,
@@ -41,7 +45,7 @@ from harness.events import (
     ToolStarted,
     TurnEnded,
 )
-from harness.loop import BaseAgent, ModelRequest, Plugin
+from harness.loop import BaseAgent, ModelRequest, Plugin, ToolProgress
 from harness.tools.permissions import Approval, ApprovalRequest, Approver
 
 WAITING = {
@@ -92,11 +96,21 @@ class Activity:
             self._status = None
 
 
-class Progress(Plugin):
-    """The outermost ``call_model`` layer: the spinner names the call it waits for."""
+def running(names: Sequence[str], describe: Callable[[str], str] = str) -> str:
+    """What the spinner says while these tools run: each name once, in order, as
+    ``describe`` shows it (chapter 14's names an MCP tool's server)."""
+    shown = [describe(name) for name in dict.fromkeys(names)]
+    return f"running {', '.join(shown)}…" if shown else "working…"
 
-    def __init__(self, activity: Activity) -> None:
+
+class Progress(Plugin):
+    """The outermost ``call_model`` layer: the spinner names the call it waits for; and
+    while a reply's tools run, their names (as the tool runner reports them starting)."""
+
+    def __init__(self, activity: Activity, describe: Callable[[str], str] = str) -> None:
         self.activity = activity
+        self.describe = describe
+        """How the spinner shows a tool's name (the name itself, unless told otherwise)."""
 
     def call_model(
         self, agent: BaseAgent, request: ModelRequest, call: Callable[[ModelRequest], Message]
@@ -108,6 +122,15 @@ class Progress(Plugin):
             return call(request)
         finally:
             self.activity.show("working…")
+
+    def on_tool_progress(self, agent: BaseAgent, progress: ToolProgress) -> None:
+        if progress.state != "started":
+            self.activity.show("working…")
+            return
+        reply = agent.messages[-1] if agent.messages else None
+        calls = {str(u["id"]): str(u["name"]) for u in m.tool_uses(reply)} if reply else {}
+        names = [calls.get(i, "a tool") for i in progress.tool_use_ids]
+        self.activity.show(running(names, self.describe))
 
 
 class ProgressClock:

@@ -106,8 +106,14 @@ class EventLoopThread:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
 
     def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        """Run ``coroutine`` on the loop and wait for its result."""
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+        """Run ``coroutine`` on the loop and wait for its result; if the wait is cut short
+        (a timeout, Ctrl-C), the task is cancelled, so the server is told to stop the call."""
+        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        try:
+            return future.result(timeout)
+        except BaseException:
+            future.cancel()
+            raise
 
     def close(self) -> None:
         with self._lock:
