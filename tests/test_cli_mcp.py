@@ -288,6 +288,36 @@ def test_strict_mcp_config_starts_no_server(workspace: Path, cli: Any, tmp_path:
     assert not pidfile.exists()
 
 
+def test_mcp_config_servers_start_without_approval_and_win_over_the_files(
+    workspace: Path, cli: Any, tmp_path: Path
+) -> None:
+    servers(workspace, course={"command": "/no/such/server"})  # overridden, never started
+    given = tmp_path / "servers.json"
+    given.write_text(json.dumps({"mcpServers": {"course": course()}}))
+    run = cli("--mcp-config", str(given), "-p", LOOKUP, *BYPASS)
+    assert run.code == Exit.DONE, run.err
+    assert ANSWER in run.out and "/no/such/server" not in run.err
+
+
+def test_strict_mcp_config_with_a_json_string_starts_only_that_server(
+    workspace: Path, cli: Any, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "project.pid"
+    servers(workspace, other=course(pidfile))
+    approve(workspace, "other")
+    inline = json.dumps({"mcpServers": {"course": course()}})
+    run = cli("--strict-mcp-config", "--mcp-config", inline, "-p", LOOKUP, *BYPASS)
+    assert run.code == Exit.DONE, run.err
+    assert ANSWER in run.out and not pidfile.exists()
+
+
+@pytest.mark.parametrize("value", ["{not json", "/no/such/file.json", "[1, 2]"])
+def test_an_unreadable_mcp_config_is_a_usage_error_in_one_line(cli: Any, value: str) -> None:
+    run = cli("--mcp-config", value, "-p", "hi")
+    assert run.code == Exit.USAGE
+    assert run.err.startswith("harness: --mcp-config: ") and run.err.count("\n") == 1
+
+
 def test_deferred_tools_are_named_in_a_static_section_and_not_among_your_tools(
     workspace: Path,
 ) -> None:

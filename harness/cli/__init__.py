@@ -47,6 +47,7 @@ from harness.cli.program import Program
 from harness.cli.report import Exit
 from harness.cli.sessions import describe
 from harness.cli.terminal import NoInput, Reader
+from harness.mcp.config import given_config
 from harness.memory import MemoryFormatError
 from harness.planning import PROGRESS_FILE
 from harness.resume import SessionNotFound
@@ -140,9 +141,16 @@ def parser() -> argparse.ArgumentParser:
         help=f"start from a progress file and keep it current (default name {PROGRESS_FILE})",
     )
     p.add_argument(
+        "--mcp-config",
+        action="append",
+        default=[],
+        metavar="FILE_OR_JSON",
+        help='MCP servers from a file or a JSON string ({"mcpServers": ...}); may repeat',
+    )
+    p.add_argument(
         "--strict-mcp-config",
         action="store_true",
-        help="start no MCP servers from .mcp.json or ~/.claude.json",
+        help="use only the servers of --mcp-config, none from .mcp.json or ~/.claude.json",
     )
     p.add_argument("--verbose", action="store_true", help="print every event, model calls too")
     return p
@@ -185,6 +193,10 @@ def _problem(args: argparse.Namespace) -> str | None:
     for flag, path in (("--sessions", args.sessions), ("--progress", args.progress)):
         if path is not None and "\0" in str(path):
             return f"{flag}: a path cannot hold a NUL character"
+    try:
+        args.mcp_given = [given_config(value) for value in args.mcp_config]
+    except ValueError as error:
+        return f"--mcp-config: {error}"
     return None
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -44,6 +44,7 @@ from harness.cli.terminal import Activity, NoInput, Reader, readable, table
 from harness.loop import Plugin
 from harness.mcp.config import ServerConfig, load_mcp_config
 from harness.mcp.names import parse_mcp_name
+from harness.mcp.search import AUTO_PERCENT, SearchMode, mode_from_env
 from harness.prompt import Section
 from harness.settings import Settings
 from harness.settings.files import SettingsError, merge_settings, read_settings_file
@@ -92,6 +93,13 @@ def tool_label(name: str) -> str:
     return f"{name} (MCP server {parts[0]})" if parts is not None else name
 
 
+def search_mode(environ: Mapping[str, str]) -> tuple[SearchMode, int]:
+    """Tool search as ``ENABLE_TOOL_SEARCH`` sets it, read as Claude Code reads it; unset,
+    the course's default: ``auto`` at 10 % of the window (Claude Code's unset is ``on``)."""
+    raw = environ.get("ENABLE_TOOL_SEARCH")
+    return ("auto", AUTO_PERCENT) if raw is None else mode_from_env(raw)
+
+
 def seconds_from(environ: Mapping[str, str], name: str, default: float) -> float:
     """A timeout from Claude Code's variable ``name`` (milliseconds, as ``MCP_TIMEOUT`` and
     ``MCP_TOOL_TIMEOUT`` are), in seconds; ``default`` when unset or not a positive number.
@@ -128,7 +136,8 @@ class McpServers:
         home: Path | None,
         *,
         ask: Approve | None = None,
-        enabled: bool = True,
+        given: Sequence[tuple[Path, Mapping[str, Any]]] = (),
+        strict: bool = False,
         environ: Mapping[str, str] | None = None,
         context_window: int = 200_000,
     ) -> None:
@@ -136,7 +145,11 @@ class McpServers:
         self.home = home
         self.ask = ask
         """Who is asked about a project server the settings leave open (None: nobody)."""
-        self.enabled = enabled
+        self.given = list(given)
+        """The ``--mcp-config`` objects: they win over the files."""
+        self.strict = strict
+        """``--strict-mcp-config``: only the given servers."""
+        self.enabled = bool(given) or not strict
         self.environ = os.environ if environ is None else environ
         self.context_window = context_window
         self.session: SessionMcp | None = None
@@ -151,13 +164,16 @@ class McpServers:
         if not self.enabled or self.checked:
             return self._offer()
         self.checked = True
-        config = load_mcp_config(self.workspace, self.home, environ=self.environ)
+        config = load_mcp_config(
+            self.workspace, self.home, environ=self.environ, given=self.given, strict=self.strict
+        )
         if not config.servers and not config.problems:
             return Offer()  # nothing configured: the SDK is not even imported
         from harness.mcp.connection import CALL_TIMEOUT, STARTUP_TIMEOUT
         from harness.mcp.session import session_mcp
 
         self.settings = approvals(settings)
+        mode, percent = search_mode(self.environ)
         self.session = session_mcp(
             self.workspace,
             self.home,
@@ -165,6 +181,8 @@ class McpServers:
             approve=self.ask,
             environ=self.environ,
             context_window=self.context_window,
+            search=mode,
+            percent=percent,
             startup_timeout=seconds_from(self.environ, "MCP_TIMEOUT", STARTUP_TIMEOUT),
             call_timeout=seconds_from(self.environ, "MCP_TOOL_TIMEOUT", CALL_TIMEOUT),
             config=config,

@@ -106,7 +106,8 @@ class Program:
             self.options.workspace,
             home_folder(),
             ask=self.server_asker(),
-            enabled=not args.strict_mcp_config,
+            given=getattr(args, "mcp_given", []),
+            strict=args.strict_mcp_config,
             context_window=self.options.window,
         )
         self.shown: Event | None = None

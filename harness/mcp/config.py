@@ -42,7 +42,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -144,7 +144,12 @@ def server_name_problem(name: str) -> str | None:
 
 
 def load_mcp_config(
-    workspace: Path, home: Path | None, *, environ: Mapping[str, str] | None = None
+    workspace: Path,
+    home: Path | None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    given: Sequence[tuple[Path, Mapping[str, Any]]] = (),
+    strict: bool = False,
 ) -> McpConfig:
     """The stdio servers configured for ``workspace``, in Claude Code's precedence.
 
@@ -152,6 +157,11 @@ def load_mcp_config(
     ``.mcp.json`` only. ``environ`` is what ``${VAR}`` expands from (``os.environ`` when
     None). Servers come in the order their names first appear, user scope first, as
     Claude Code's merge leaves them. Never raises for anything in the files.
+
+    ``given`` are the objects of ``--mcp-config`` (each ``{"mcpServers": ...}``, with where
+    it came from): they win over every file, later ones over earlier ones, and need no
+    approval (the person named them); with ``strict`` (``--strict-mcp-config``) they are
+    the only servers, as in Claude Code.
     """
     env = os.environ if environ is None else environ
     problems: list[ConfigProblem] = []
@@ -163,11 +173,13 @@ def load_mcp_config(
             if parsed is not None:
                 winners[name] = parsed
 
+    if strict:
+        home = None
     user_data = _read(home / USER_FILE, problems) if home is not None else None
     if user_data is not None and home is not None and user_data.get("mcpServers") is not None:
         take("user", home / USER_FILE, user_data["mcpServers"], "mcpServers")
     project_file = workspace / PROJECT_FILE
-    project_data = _read(project_file, problems)
+    project_data = _read(project_file, problems) if not strict else None
     if project_data is not None:
         if "mcpServers" in project_data:
             take("project", project_file, project_data["mcpServers"], "mcpServers")
@@ -177,6 +189,11 @@ def load_mcp_config(
         local = _local_servers(user_data, workspace, home / USER_FILE, problems)
         if local is not None:
             take("local", home / USER_FILE, *local)
+    for source, data in given:
+        if "mcpServers" in data:
+            take("user", source, data["mcpServers"], "mcpServers")
+        else:
+            problems.append(ConfigProblem(source, "", "has no mcpServers object"))
 
     servers: list[ServerConfig] = []
     normalized: dict[str, str] = {}
@@ -190,6 +207,29 @@ def load_mcp_config(
             normalized[normalize(name)] = name
             servers.append(winner)
     return McpConfig(tuple(servers), tuple(problems))
+
+
+def given_config(value: str) -> tuple[Path, Mapping[str, Any]]:
+    """One ``--mcp-config`` value as Claude Code takes it: a JSON object, or the path of a
+    file holding one; with where it came from (for problem lines). Raises ``ValueError``
+    with the reason when it is neither."""
+    if value.lstrip().startswith("{"):
+        try:
+            data = json.loads(value)
+        except ValueError as error:
+            raise ValueError(f"not valid JSON ({error})") from None
+        source = Path("--mcp-config")
+    else:
+        source = Path(value)
+        try:
+            data = read_settings_file(source, max_bytes=MAX_SETTINGS_BYTES)
+        except SettingsError as error:
+            raise ValueError(str(error)) from None
+        if data is None:
+            raise ValueError(f"{value}: no such file")
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    return source, data
 
 
 def project_fingerprint(config: McpConfig) -> str:

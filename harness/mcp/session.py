@@ -42,6 +42,7 @@ from harness.mcp.connection import (
 )
 from harness.mcp.schema import CheckedTool, check_tool
 from harness.mcp.search import (
+    AUTO_PERCENT,
     SearchMode,
     deferred_section,
     referenced_names,
@@ -130,6 +131,7 @@ def session_mcp(
     environ: Mapping[str, str] | None = None,
     context_window: int = 200_000,
     search: SearchMode = "auto",
+    percent: int = AUTO_PERCENT,
     startup_timeout: float = STARTUP_TIMEOUT,
     call_timeout: float = CALL_TIMEOUT,
     config: McpConfig | None = None,
@@ -155,7 +157,9 @@ def session_mcp(
         _start_all(connections, problems)
         checked = _checked_tools(connections, problems)
         definitions = [_definition(c) for c, _ in checked]
-        defer = should_defer(definitions, context_window=context_window, mode=search)
+        defer = should_defer(
+            definitions, context_window=context_window, mode=search, percent=percent
+        )
         deferral = Deferral() if defer else None
         tools = [mcp_tool(c, connection, deferral=deferral) for c, connection in checked]
     except BaseException:
