@@ -389,7 +389,7 @@ class Exercise:
 
 
 def all_exercises() -> list[Exercise]:
-    """Every exercise of chapters 00 to 13, in order."""
+    """Every exercise of chapters 00 to 14, in order."""
     from harness.exercises import (
         ch00,
         ch01,
@@ -405,6 +405,7 @@ def all_exercises() -> list[Exercise]:
         ch11,
         ch12,
         ch13,
+        ch14,
     )  # fmt: skip
 
     return [
@@ -503,6 +504,15 @@ def all_exercises() -> list[Exercise]:
             2,
             ["fill_arguments"],
             lambda ns: ch13.check_fill_arguments(ns["fill_arguments"]),
+        ),
+        Exercise(
+            "ch14",
+            1,
+            ["mcp_tool_names"],
+            lambda ns: ch14.check_mcp_tool_names(ns["mcp_tool_names"]),
+        ),
+        Exercise(
+            "ch14", 2, ["search_tools"], lambda ns: ch14.check_search_tools(ns["search_tools"])
         ),
     ]
 
