@@ -217,18 +217,20 @@ def _score(terms: Sequence[str], definition: Definition) -> int:
             score += 6 if mcp else 5
         if term in full and score == 0:
             score += 3
-        if re.search(rf"\b{re.escape(term)}\b", description):
+        if _word(term, description):
             score += 2
     return score
+
+
+def _word(term: str, text: str) -> bool:
+    """Whether ``term`` is a word of ``text``; ``\\b`` as JavaScript reads it (ASCII only)."""
+    return re.search(rf"\b{re.escape(term)}\b", text, re.ASCII) is not None
 
 
 def _has_all(required: Sequence[str], definition: Definition) -> bool:
     parts, _, _ = _name_parts(str(definition.get("name", "")))
     description = str(definition.get("description", "")).lower()
-    return all(
-        any(term in part for part in parts) or re.search(rf"\b{re.escape(term)}\b", description)
-        for term in required
-    )
+    return all(any(term in part for part in parts) or _word(term, description) for term in required)
 
 
 def search_names(
