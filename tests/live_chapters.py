@@ -228,6 +228,17 @@ CONVERSATIONS: list[tuple[str, Callable[[Request], Step]]] = [
             reply("RELEASE_NOTES.md is written and build/ is empty."),
         ),
     ),
+    (  # 14: the deferred tool loaded by name, then called, then the answer
+        "Who is working on ticket T-103",
+        conversation(
+            reply(
+                "Loading the tracker's tool.",
+                tool_calls=[tool_call("ToolSearch", query="select:mcp__course__lookup_ticket")],
+            ),
+            reply(tool_calls=[tool_call("mcp__course__lookup_ticket", ticket_id="T-103")]),
+            reply("chen is on T-103: search is slow for queries with a leading wildcard."),
+        ),
+    ),
 ]
 
 
@@ -349,6 +360,12 @@ EVIDENCE: dict[str, list[str]] = {
         r"✓ bash →",
         r"files: \[.*'RELEASE_NOTES\.md'",
         r"build/: \[\]",
+    ],
+    "14": [
+        r"⚙ ToolSearch",
+        r"mcp__course__lookup_ticket: allow \(allow rule",
+        r"✓ mcp__course__lookup_ticket →\s+T-103 \[open\] assigned to chen",
+        r"cost: \$0\.\d+",
     ],
 }
 
