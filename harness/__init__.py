@@ -49,7 +49,26 @@ _WHERE = {
     "tool_call": "harness.model",
 }
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "Agent",
+    "AgentConfig",
+    "AnthropicModel",
+    "BaseAgent",
+    "Clock",
+    "ContextBudget",
+    "FakeClock",
+    "Model",
+    "Plugin",
+    "PromptCheck",
+    "RealClock",
+    "Rewrite",
+    "RunInProgress",
+    "ScriptedModel",
+    "default_model",
+    "faults",
+    "reply",
+    "tool_call",
+]
 
 
 def __getattr__(name: str) -> Any:

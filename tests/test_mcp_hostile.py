@@ -50,8 +50,10 @@ def test_a_hostile_server_never_crashes_a_run(tmp_path: Path, fault: str) -> Non
     with start(tmp_path, fault, *extra) as session:
         for tool in session.tools:
             assert is_valid_tool_name(tool.name)
-        calls = [tool_call(t.name) if t.name != "mcp__hostile__echo" else
-                 tool_call(t.name, text="hi") for t in session.tools]
+        calls = [
+            tool_call(t.name) if t.name != "mcp__hostile__echo" else tool_call(t.name, text="hi")
+            for t in session.tools
+        ]
         clock = FakeClock()
         script = [reply(f"Calling {c.name}.", tool_calls=[c]) for c in calls] + [reply("Done.")]
         model = ScriptedModel(script, clock=clock)

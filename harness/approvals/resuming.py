@@ -22,7 +22,8 @@ from harness.loop import INTERRUPTED, BaseAgent, Rewrite, StopRun
 from harness.resume import Sessions
 from harness.resume import continue_run as _continue
 from harness.resume import resume as resume_session
-from harness.tools.dispatch import ToolRunner, awaiting_approval_text, output_text, waiting_text
+from harness.tools.dispatch import ToolRunner, awaiting_approval_text, waiting_text
+from harness.tools.outputs import output_text
 from harness.tools.permissions import Approval, ApprovalRequest, Approver, Deferred
 from harness.transcript import Transcript
 
