@@ -368,3 +368,17 @@ def test_any_schema_and_input_give_a_string_or_none_never_an_exception(
 ) -> None:
     problem = input_problem(NAME, schema, raw)
     assert problem is None or (isinstance(problem, str) and len(problem) < 2000)
+
+
+def test_importing_the_checker_leaves_the_format_library_importable_afterwards() -> None:
+    import subprocess
+    import sys
+
+    program = (
+        "import sys, harness.mcp.schema\n"
+        "assert 'rfc3987_syntax' not in sys.modules\n"
+        "import rfc3987_syntax\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.stdout.strip() == "ok", done.stderr

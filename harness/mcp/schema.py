@@ -33,6 +33,7 @@ import functools
 import itertools
 import json
 import re
+import sys
 import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -40,20 +41,33 @@ from typing import Any
 
 import mcp_types
 import re2  # google-re2: linear-time matching (see harness.tools.search)
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
-from jsonschema.exceptions import (  # type: ignore[import-untyped,unused-ignore]
-    SchemaError,
-    ValidationError,
-)
-from jsonschema.validators import (  # type: ignore[import-untyped,unused-ignore]
-    extend,
-    validator_for,
-)
 from referencing import Registry
 
 from harness.mcp.names import mcp_tool_name
 from harness.messages import TOOL_NAME_PATTERN, is_valid_tool_name, valid_text
 from harness.settings.files import nesting_depth
+
+# jsonschema, when it is imported, imports every optional format library it finds, and one of
+# them, rfc3987_syntax (installed for JupyterLab's jupyter-events), compiles a grammar then:
+# 1.2 s in every process that checks a schema (each command line with servers, each kernel),
+# for the "iri" formats this module never checks (it validates without a format checker).
+# That library is kept out of this one import and put back: a later import of it works.
+_KEPT_OUT = "rfc3987_syntax" not in sys.modules
+if _KEPT_OUT:
+    sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]
+try:
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
+    from jsonschema.exceptions import (  # type: ignore[import-untyped,unused-ignore]
+        SchemaError,
+        ValidationError,
+    )
+    from jsonschema.validators import (  # type: ignore[import-untyped,unused-ignore]
+        extend,
+        validator_for,
+    )
+finally:
+    if _KEPT_OUT and sys.modules.get("rfc3987_syntax", False) is None:
+        del sys.modules["rfc3987_syntax"]
 
 MAX_DESCRIPTION_CHARS = 2048
 """Claude Code's cap on an MCP tool's description (``MAX_MCP_DESCRIPTION_LENGTH`` in
