@@ -9,9 +9,10 @@ outputs are the same on every machine.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate
 from pathlib import Path
+from typing import Any
 
 import matplotlib.pyplot as plt
 
@@ -66,8 +67,16 @@ def _read(call: MeteredCall) -> int:
     return call.usage.cache_read_input_tokens or 0
 
 
-def sessions_table(sessions: Sequence[SkillSession]) -> Rendered:
-    """One row per layout: the system prompt, the first request, the later ones, the session."""
+def sessions_table(
+    sessions: Sequence[Any],
+    *,
+    kind: str = "skills",
+    size: str = "system prompt",
+    size_of: Callable[[Any], int] = lambda s: int(s.system_tokens),
+) -> Rendered:
+    """One row per session (``layout``, ``calls``, ``costs()``): what it carries (``size_of``,
+    under the heading ``size``), the first request, the later ones, the session. Chapter 14
+    shows its MCP sessions with it too."""
     rows = []
     for s in sessions:
         costs = s.costs()
@@ -75,7 +84,7 @@ def sessions_table(sessions: Sequence[SkillSession]) -> Rendered:
         rows.append(
             [
                 s.layout,
-                f"{s.system_tokens:,}",
+                f"{size_of(s):,}",
                 f"{s.calls[0].prompt_tokens:,}",
                 usd(costs[0]),
                 usd(sum(later) / len(later)) if later else "",
@@ -84,24 +93,17 @@ def sessions_table(sessions: Sequence[SkillSession]) -> Rendered:
             ]
         )
     return table(
-        [
-            "skills",
-            "system prompt",
-            "first prompt",
-            "first request",
-            "a later request",
-            "requests",
-            "session",
-        ],
+        [kind, size, "first prompt", "first request", "a later request", "requests", "session"],
         rows,
         title="tokens, and cost on the course's model (a later request: the mean)",
     )
 
 
-def edit_table(rows: Sequence[tuple[str, MeteredCall]]) -> Rendered:
-    """The first request of a new session after one skill's body changed, per layout."""
+def edit_table(rows: Sequence[tuple[str, MeteredCall]], *, kind: str = "skills") -> Rendered:
+    """The first request after a change (one skill's body; chapter 14: the tool list), per
+    case."""
     return table(
-        ["skills", "prompt", "read from cache", "written to cache", "cost"],
+        [kind, "prompt", "read from cache", "written to cache", "cost"],
         [
             [
                 layout,

@@ -24,6 +24,7 @@ from harness.events import (
 )
 from harness.mcp.connection import ServerStatus
 from harness.mcp.tools import McpTool
+from harness.notebook import extensions_views
 from harness.notebook.mcp import McpSession, Turn, shown
 from harness.notebook.views import Rendered, table, usd
 from harness.pricing import MeteredCall
@@ -109,47 +110,15 @@ def requests_table(session: McpSession) -> Rendered:
 
 def sessions_table(sessions: Sequence[McpSession]) -> Rendered:
     """One row per session: its tool definitions, the first request, the later ones, the
-    session."""
-    rows = []
-    for s in sessions:
-        costs = s.costs()
-        later = costs[1:]
-        rows.append(
-            [
-                s.layout,
-                f"{s.tools_tokens:,}",
-                f"{s.calls[0].prompt_tokens:,}",
-                usd(costs[0]),
-                usd(sum(later) / len(later)) if later else "",
-                len(costs),
-                usd(sum(costs)),
-            ]
-        )
-    return table(
-        [
-            "MCP tools",
-            "definitions",
-            "first prompt",
-            "first request",
-            "a later request",
-            "requests",
-            "session",
-        ],
-        rows,
-        title="tokens, and cost on the course's model (a later request: the mean)",
+    session (chapter 13's table, for tools)."""
+    return extensions_views.sessions_table(
+        sessions, kind="MCP tools", size="definitions", size_of=lambda s: int(s.tools_tokens)
     )
 
 
 def change_table(rows: Sequence[tuple[str, MeteredCall]]) -> Rendered:
     """The first request after the tool list changed, per case."""
-    return table(
-        ["after", "prompt", "read from cache", "written to cache", "cost"],
-        [
-            [what, f"{c.prompt_tokens:,}", f"{_read(c):,}", f"{_written(c):,}", usd(c.cost.total)]
-            for what, c in rows
-            if c.cost is not None
-        ],
-    )
+    return extensions_views.edit_table(rows, kind="after")
 
 
 def layouts_table(results: Results) -> Rendered:
