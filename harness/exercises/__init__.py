@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import dis
 import functools
+import sys
 import textwrap
 import types
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any, ParamSpec
 from unittest import mock
@@ -162,6 +163,30 @@ def forbid(owner: object, attribute: str, why: str) -> Iterator[None]:
 
     with mock.patch.object(owner, attribute, refuse):
         yield
+
+
+def bindings(*targets: object) -> list[tuple[object, str]]:
+    """Every (module, name) of the package that holds one of ``targets``: where to refuse it
+    (``from m import f`` binds ``f`` in a second module too)."""
+    found: list[tuple[object, str]] = []
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not module_name.startswith("harness."):
+            continue
+        for name, value in list(vars(module).items()):
+            if any(value is target for target in targets):
+                found.append((module, name))
+    return found
+
+
+def refusing(function: object, targets: tuple[Callable[..., Any], ...], why: str) -> ExitStack:
+    """Refuse a solution whose code names one of the package's ``targets`` (``NotYet(why)``
+    at once), and return the context in which calling any binding of them raises it too."""
+    if any(refers_to(function, target, attributes=False) for target in targets):
+        raise NotYet(why)
+    refusals = ExitStack()
+    for owner, name in bindings(*targets):
+        refusals.enter_context(forbid(owner, name, why))
+    return refusals
 
 
 def refers_to(function: object, target: Callable[..., Any], *, attributes: bool = True) -> bool:

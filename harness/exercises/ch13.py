@@ -15,12 +15,10 @@ package's :func:`~harness.skills.arguments.substitute_arguments`, which it refus
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from contextlib import ExitStack
 from typing import Any
 
-from harness.exercises import NotYet, exercise, forbid, hints, refers_to
+from harness.exercises import NotYet, exercise, forbid, hints, refers_to, refusing
 from harness.exercises.ch13_cases import (
     decision_cases,
     expand_cases,
@@ -83,31 +81,13 @@ def _as_pair(got: Any, what: str) -> tuple[str, str]:
     return got[0], got[1]
 
 
-def _bound(*targets: object) -> list[tuple[object, str]]:
-    """Every (module, name) of the package that holds one of ``targets``: where to refuse it."""
-    found: list[tuple[object, str]] = []
-    for module_name, module in list(sys.modules.items()):
-        if module is None or not module_name.startswith("harness."):
-            continue
-        for name, value in list(vars(module).items()):
-            if any(value is target for target in targets):
-                found.append((module, name))
-    return found
-
-
 @exercise("hook_decision", _DECISION_HINT, first=_DECISION_FIRST, number=1)
 def check_hook_decision(hook_decision: Callable[[int, str, str], Any]) -> str:
     why = "hook_decision calls the package's protocol (interpret, read_json); read it yourself."
-    if any(
-        refers_to(hook_decision, f, attributes=False)
-        for f in (protocol.interpret, protocol.read_json)
-    ):
-        raise NotYet(why)
+    targets = (protocol.interpret, protocol.read_json)
     cases = decision_cases()
     generated = generated_answers()
-    with ExitStack() as refusals:
-        for owner, name in _bound(protocol.interpret, protocol.read_json):
-            refusals.enter_context(forbid(owner, name, why))
+    with refusing(hook_decision, targets, why):
         for what, code, stdout, stderr, want in cases:
             got = _as_pair(_ask(hook_decision, what, code, stdout, stderr), what)
             if got != want:

@@ -15,12 +15,10 @@ against :func:`~harness.exercises.ch14_search.reference_search`; the package's
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from contextlib import ExitStack
 from typing import Any
 
-from harness.exercises import NotYet, exercise, forbid, hints, refers_to
+from harness.exercises import NotYet, exercise, hints, refusing
 from harness.exercises.ch14_cases import (
     Named,
     Servers,
@@ -42,28 +40,6 @@ from harness.mcp import search as search_module
 
 def _shown(value: object, limit: int = 120) -> str:
     return repr(value) if len(repr(value)) <= limit else repr(value)[: limit - 3] + "..."
-
-
-def _bound(*targets: object) -> list[tuple[object, str]]:
-    """Every (module, name) of the package that holds one of ``targets``: where to refuse it."""
-    found: list[tuple[object, str]] = []
-    for module_name, module in list(sys.modules.items()):
-        if module is None or not module_name.startswith("harness."):
-            continue
-        for name, value in list(vars(module).items()):
-            if any(value is target for target in targets):
-                found.append((module, name))
-    return found
-
-
-def _refusing(function: object, targets: tuple[Callable[..., Any], ...], why: str) -> ExitStack:
-    """Refuse code that names one of ``targets``, and make every binding of them raise."""
-    if any(refers_to(function, target, attributes=False) for target in targets):
-        raise NotYet(why)
-    refusals = ExitStack()
-    for owner, name in _bound(*targets):
-        refusals.enter_context(forbid(owner, name, why))
-    return refusals
 
 
 # -- exercise 1: name a server's tools -----------------------------------------------------------
@@ -143,7 +119,7 @@ def check_mcp_tool_names(mcp_tool_names: Callable[[Servers], Any]) -> str:
     cases = name_cases()
     generated = generated_servers()
     wanted = [expected_names(servers) for servers in generated]  # before the package is refused
-    with _refusing(mcp_tool_names, targets, why):
+    with refusing(mcp_tool_names, targets, why):
         for what, servers, want in cases:
             _compare_names(what, servers, _call_names(mcp_tool_names, what, servers), want)
         for servers, want in zip(generated, wanted, strict=True):
@@ -222,7 +198,7 @@ def check_search_tools(search_tools: Callable[..., Any]) -> str:
         reference_search(query, tools) if limit is None else reference_search(query, tools, limit)
         for query, tools, limit in generated
     ]
-    with _refusing(search_tools, targets, why):
+    with refusing(search_tools, targets, why):
         for what, query, tools, limit, want in cases:
             got = _call_search(search_tools, what, query, tools, limit)
             if got != want:
