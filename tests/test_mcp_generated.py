@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from harness import messages as m
@@ -114,8 +114,7 @@ def test_any_listing_and_any_answers_end_in_a_valid_conversation(
         checked = check_tool("s", tool)
         if isinstance(checked, CheckedTool) and checked.name not in {t.name for t in offered}:
             offered.append(mcp_tool(checked, connection))
-    if not offered:
-        return
+    assume(offered)  # a listing with no usable tool is test_mcp_hostile's and schema's case
     calls = [
         tool_call(offered[i % len(offered)].name, **(a if isinstance(a, dict) else {"x": a}))
         for i, a in enumerate(arguments)

@@ -22,7 +22,6 @@ show once, and the session goes on with what works. Close the session (``with`` 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -156,20 +155,23 @@ def session_mcp(
             )
         _start_all(connections, problems)
         checked = _checked_tools(connections, problems)
-        definitions = [_definition(c) for c, _ in checked]
-        defer = should_defer(
-            definitions, context_window=context_window, mode=search, percent=percent
-        )
-        deferral = Deferral() if defer else None
+        deferral = Deferral(on=False)  # each tool's definition as it would be sent in full
         tools = [mcp_tool(c, connection, deferral=deferral) for c, connection in checked]
+        deferral.on = should_defer(
+            [t.definition() for t in tools],
+            context_window=context_window,
+            mode=search,
+            percent=percent,
+        )
     except BaseException:
         for connection in connections.values():
             connection.close()
         runner.close()
         raise
-    search_tool = tool_search_tool(tools) if defer and tools else None
+    search_tool = tool_search_tool(tools) if deferral.on and tools else None
     section = deferred_section([t for t in tools if t.deferred]) if search_tool else None
-    return SessionMcp(config, connections, tools, search_tool, section, problems, runner, deferral)
+    carried = deferral if deferral.on else None
+    return SessionMcp(config, connections, tools, search_tool, section, problems, runner, carried)
 
 
 class CarryLoadedTools(Plugin, CompactionPoint):
@@ -240,17 +242,3 @@ def _checked_tools(
             taken.add(result.name)
             checked.append((result, connection))
     return checked
-
-
-def _definition(checked: CheckedTool) -> dict[str, Any]:
-    return {
-        "name": checked.name,
-        "description": checked.description,
-        "input_schema": checked.input_schema,
-    }
-
-
-def default_home() -> Path | None:
-    """The user's home folder, or None when there is none (a bare container)."""
-    home = os.environ.get("HOME")
-    return Path(home) if home else None
