@@ -50,10 +50,10 @@ def test_a_hostile_server_never_crashes_a_run(tmp_path: Path, fault: str) -> Non
     with start(tmp_path, fault, *extra) as session:
         for tool in session.tools:
             assert is_valid_tool_name(tool.name)
-        calls = [
-            tool_call(t.name) if t.name != "mcp__hostile__echo" else tool_call(t.name, text="hi")
-            for t in session.tools
-        ]
+        echo = "mcp__hostile__echo"
+        calls = [tool_call(t.name) for t in session.tools if t.name != echo]
+        if any(t.name == echo for t in session.tools):  # last: the server still answers
+            calls.append(tool_call(echo, text="hi"))
         clock = FakeClock()
         script = [reply(f"Calling {c.name}.", tool_calls=[c]) for c in calls] + [reply("Done.")]
         model = ScriptedModel(script, clock=clock)
@@ -78,39 +78,19 @@ def test_a_hostile_server_never_crashes_a_run(tmp_path: Path, fault: str) -> Non
             shown = json.dumps(answer["content"])
             assert not any(marker in shown for marker in STDERR_MARKERS)
             assert estimate_content(answer["content"]) < 30_000
+        said = [str(answer["content"]) for answer in answers]
         if fault in ("exit-at-start", "hang-at-start"):
             assert session.tools == []
             assert any("did not start" in p for p in session.problems)
-        else:
-            assert any(t.name == "mcp__hostile__echo" for t in session.tools) or (
-                fault == "schema-not-object"
-            )
-
-
-def test_a_server_whose_tools_the_api_would_refuse_offers_only_the_good_ones(
-    tmp_path: Path,
-) -> None:
-    with start(tmp_path, "bad-tool-names") as session:
-        names = [t.name for t in session.tools]
-        assert "mcp__hostile__echo" in names and len(names) == len(set(names))
-        assert any("hostile" in p for p in session.problems)
-    with start(tmp_path, "bad-schemas") as session:
-        assert any(t.name == "mcp__hostile__echo" for t in session.tools)
-        assert len(session.problems) >= 2
-
-
-def test_a_hang_mid_call_is_cut_at_the_timeout_and_the_server_still_answers(
-    tmp_path: Path,
-) -> None:
-    with start(tmp_path, "hang-on-call") as session:
-        connection = session.connections["hostile"]
-        tool = next(t for t in session.tools if t.name == "mcp__hostile__hang")
-        echo = next(t for t in session.tools if t.name == "mcp__hostile__echo")
-        from harness.tools.base import ToolContext, ToolError
-        from harness.tools.workspace import Workspace
-
-        context = ToolContext(Workspace(tmp_path))
-        with pytest.raises(ToolError, match="did not answer within 1 s"):
-            tool({}, context)
-        assert "hi" in str(echo({"text": "hi"}, context))
-        assert connection.status().state == "connected"
+            return
+        if fault == "schema-not-object":  # the SDK's client refuses the whole listing
+            assert session.tools == [] and any("did not start" in p for p in session.problems)
+            return
+        assert said[-1] == "hi" and session.connections["hostile"].status().state == "connected"
+        if fault == "hang-on-call":
+            assert "did not answer within 1 s" in said[0]
+        if fault == "bad-tool-names":  # the API would refuse them: only the good ones offered
+            names = [t.name for t in session.tools]
+            assert len(names) == len(set(names)) and any("hostile" in p for p in session.problems)
+        if fault == "bad-schemas":
+            assert len(session.problems) >= 2
