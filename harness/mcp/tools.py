@@ -32,6 +32,7 @@ from harness.mcp.connection import ServerConnection
 from harness.mcp.results import result_content
 from harness.mcp.schema import CheckedTool, input_problem
 from harness.tools.base import Tool, ToolContext, ToolError, ToolInput, ToolOutput
+from harness.tools.outputs import output_text
 
 
 class McpArguments(ToolInput):
@@ -120,12 +121,8 @@ class McpTool(Tool[McpArguments]):
         result = self.connection.call(self.checked.tool, raw_input, timeout=self.timeout)
         content, is_error = result_content(result, name=self.name, server=self.server)
         if is_error:
-            raise ToolError(content if isinstance(content, str) else _text_of(content))
+            raise ToolError(output_text(content))
         return content
-
-
-def _text_of(blocks: list[dict[str, Any]]) -> str:
-    return "\n".join(str(b.get("text", f"[{b.get('type')} block]")) for b in blocks)
 
 
 def mcp_tool(

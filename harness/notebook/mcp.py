@@ -274,32 +274,41 @@ class Turn:
     cost: float
 
 
-def layout_session(layout: Layout, count: int) -> tuple[int, list[Turn]]:
-    """:data:`WORK` with ``count`` MCP tools ``layout``: the first request's rendered tool
-    tokens, and every request. ``searched``: the MCP tools deferred, their names in the
-    system prompt, one ``ToolSearch`` before the two are used (the API expands the
-    references where they sit); ``added to tools``: the same search, but the two definitions
-    are then appended to ``tools``, as a harness without ``tool_reference`` would do."""
+def layout_session(
+    layout: Layout,
+    mcp: Sequence[dict[str, Any]],
+    *,
+    work: Sequence[tuple[str, dict[str, Any], str]] = WORK,
+    loaded: Sequence[str] = LOADED,
+    prompt: str = "Fix the login issue the tracker has open, then run the tests.",
+    summary: str = "Fixed: spaces are kept; 9 tests pass.",
+) -> tuple[int, list[Turn]]:
+    """``work`` (each call with the result the script gives it, then ``summary``) with the MCP
+    definitions ``mcp`` in ``layout``: the first request's rendered tool tokens, and every
+    request. ``searched``: the MCP tools deferred, their names in the system prompt, one
+    ``ToolSearch`` for ``loaded`` before the first of them is used (the API expands the
+    references where they sit); ``added to tools``: the same search, but the loaded
+    definitions are then appended to ``tools``, as a harness without ``tool_reference`` would
+    do. The tool search benchmark runs it too, on ``mcp-server-git``'s definitions."""
     builtins = [t.definition() for t in builtin_tools()]
-    checked = many_checked(count)
-    mcp = [McpTool(name=c.name, description=c.description, checked=c).definition() for c in checked]
     sections = default_sections([t["name"] for t in builtins])
-    calls = list(WORK)
+    calls = list(work)
     tools = [*builtins, *mcp]
     search = tool_search_tool(lambda: tools)
     if layout != "listed":
         section = deferred_section(mcp)
         assert section is not None
         sections.append(section)
-        calls.insert(2, (TOOL_SEARCH_NAME, {"query": "select:" + ",".join(LOADED)}, ""))
+        first = next(i for i, (name, _, _) in enumerate(calls) if name in loaded)
+        calls.insert(first, (TOOL_SEARCH_NAME, {"query": "select:" + ",".join(loaded)}, ""))
         tools = [*builtins, *(deferred(t) for t in mcp if layout == "searched")]
         tools.append(search.definition())
     system = SystemPrompt(tuple(sections)).render()
     rendered = estimate_tools([t for t in tools if not t.get("defer_loading")])
     steps: list[Step] = [reply(tool_calls=[tool_call(n, a)]) for n, a, _ in calls]
-    model = ScriptedModel([*steps, reply("Fixed: spaces are kept; 9 tests pass.")])
+    model = ScriptedModel([*steps, reply(summary)])
     context = ToolContext(workspace=Workspace(Path.cwd()), clock=FakeClock())
-    messages: list[Any] = [user("Fix the login issue the tracker has open, then run the tests.")]
+    messages: list[Any] = [user(prompt)]
     turns: list[Turn] = []
     for name, _, result in [*calls, ("summary", {}, "")]:
         request = with_breakpoints(
@@ -308,8 +317,8 @@ def layout_session(layout: Layout, count: int) -> tuple[int, list[Turn]]:
         answer = model.create(**request.kwargs())
         usage = answer.usage
         read, written = usage.cache_read_input_tokens or 0, usage.cache_creation_input_tokens or 0
-        prompt = usage.input_tokens + read + written
-        turns.append(Turn(name, prompt, read, written, cost_of(usage, DEFAULT_MODEL).total))
+        prompt_tokens = usage.input_tokens + read + written
+        turns.append(Turn(name, prompt_tokens, read, written, cost_of(usage, DEFAULT_MODEL).total))
         if name == "summary":
             break
         use = answer.content[-1]
@@ -317,11 +326,19 @@ def layout_session(layout: Layout, count: int) -> tuple[int, list[Turn]]:
         if use.type == "tool_use" and use.name == TOOL_SEARCH_NAME:
             content = search(dict(use.input), context)
             if layout == "added to tools":
-                tools = [*tools, *(t for t in mcp if t["name"] in LOADED)]
-                content = "Loaded: " + ", ".join(LOADED)
+                tools = [*tools, *(t for t in mcp if t["name"] in loaded)]
+                content = "Loaded: " + ", ".join(loaded)
         assert use.type == "tool_use"
         messages += [from_reply(answer), user([tool_result(use.id, content)])]
     return rendered, turns
+
+
+def many_definitions(count: int) -> list[dict[str, Any]]:
+    """The definitions of the ``many`` server's first ``count`` tools, as a session sends them."""
+    return [
+        McpTool(name=c.name, description=c.description, checked=c).definition()
+        for c in many_checked(count)
+    ]
 
 
 def compare_layouts(
@@ -329,7 +346,11 @@ def compare_layouts(
 ) -> dict[tuple[int, str], tuple[int, list[Turn]]]:
     """:func:`layout_session` for every count and layout."""
     layouts: tuple[Layout, ...] = ("listed", "searched", "added to tools")
-    return {(n, layout): layout_session(layout, n) for n in counts for layout in layouts}
+    return {
+        (n, layout): layout_session(layout, many_definitions(n))
+        for n in counts
+        for layout in layouts
+    }
 
 
 __all__ = [
@@ -347,6 +368,7 @@ __all__ = [
     "issue_steps",
     "layout_session",
     "many_checked",
+    "many_definitions",
     "mcp_agent",
     "mcp_system",
     "server_entry",

@@ -8,9 +8,10 @@ JSON each), started on a temporary repository and asked with the official SDK's
 ``list_tools``. 5 tools are its first five; 50 and 200 repeat its 12 across servers named
 ``git``, ``git2``, ... (``mcp__git2__git_log``), so every size is a size a real server sends.
 
-The session is the same work in every layout: the model globs, reads, greps, looks at the
-repository's status and diff with two git tools, edits, runs the tests and sums up, ten
-replies (``WORK``). Three layouts:
+The session is chapter 14's comparison (``harness.notebook.mcp.layout_session``; the chapter
+runs it on its ``many`` server's definitions), here on git's, with git's work: the model globs,
+reads, greps, looks at the repository's status and diff with two git tools, edits, runs the
+tests and sums up, ten replies (``WORK``). Three layouts:
 
 * **listed**: every MCP definition in ``tools`` on every request (no tool search);
 * **searched**: the MCP definitions sent with ``defer_loading: true``, their names in a static
@@ -36,7 +37,6 @@ import json
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,27 +44,11 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from anthropic.types import Message
 
-from harness.clock import FakeClock
-from harness.mcp.search import (
-    TOOL_SEARCH_NAME,
-    auto_threshold,
-    deferred,
-    deferred_section,
-    definitions_tokens,
-    should_defer,
-    tool_search_tool,
-)
-from harness.messages import from_reply, tool_result, user
-from harness.model import DEFAULT_MODEL, ScriptedModel, Step, reply, tool_call
+from harness.mcp.search import TOOL_SEARCH_NAME, auto_threshold, definitions_tokens, should_defer
+from harness.model import DEFAULT_MODEL
 from harness.model.models import context_window_of
-from harness.points import ModelRequest
-from harness.pricing import cost_of
-from harness.prompt import SystemPrompt, default_sections, with_breakpoints
-from harness.tokens import estimate_tools
-from harness.tools import ToolContext, builtin_tools
-from harness.tools.workspace import Workspace
+from harness.notebook.mcp import Turn, layout_session
 
 MODEL = DEFAULT_MODEL
 COUNTS = (5, 50, 200)
@@ -113,76 +97,6 @@ def mcp_tools(git: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
     return out
 
 
-@dataclass(frozen=True)
-class Turn:
-    did: str
-    prompt: int
-    read: int
-    written: int
-    cost: float
-
-
-def session(layout: str, mcp: list[dict[str, Any]]) -> tuple[int, list[Turn]]:
-    """One session in ``layout`` (``listed``, ``searched`` or ``added to tools``): the tokens
-    of the first request's tools (what ``harness.tokens.estimate_tools`` counts), and its
-    requests."""
-    builtins = [t.definition() for t in builtin_tools()]
-    names = [t["name"] for t in builtins]
-    sections = default_sections([*names, *(["ToolSearch"] if layout != "listed" else [])])
-    calls: list[tuple[str, dict[str, Any], str]] = list(WORK)
-    if layout == "listed":
-        tools = [*builtins, *mcp]
-    else:
-        search = tool_search_tool(lambda: tools)
-        section = deferred_section(t["name"] for t in mcp)
-        assert section is not None
-        sections.append(section)
-        query = {"query": "select:" + ",".join(LOADED)}
-        calls.insert(3, (TOOL_SEARCH_NAME, query, ""))
-        deferred_mcp = [deferred(t) for t in mcp] if layout == "searched" else []
-        tools = [*builtins, *deferred_mcp, search.definition()]
-    system = SystemPrompt(tuple(sections)).render()
-    tools_tokens = estimate_tools(tools)
-    script: list[Step] = [
-        reply(f"Step {i + 1}.", tool_calls=[tool_call(n, a)]) for i, (n, a, _) in enumerate(calls)
-    ]
-    script.append(reply(SUMMARY))
-    model = ScriptedModel(script, clock=FakeClock())
-    messages: list[Any] = [user(PROMPT)]
-    turns: list[Turn] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        context = ToolContext(workspace=Workspace(Path(tmp)), clock=FakeClock())
-        for step, (name, _, result) in enumerate([*calls, ("", {}, "")]):
-            request = with_breakpoints(
-                ModelRequest(MODEL, 1024, messages, system=system, tools=tools)
-            )
-            answer: Message = model.create(**request.kwargs())
-            usage = answer.usage
-            turns.append(
-                Turn(
-                    name or "summary",
-                    usage.input_tokens
-                    + (usage.cache_read_input_tokens or 0)
-                    + (usage.cache_creation_input_tokens or 0),
-                    usage.cache_read_input_tokens or 0,
-                    usage.cache_creation_input_tokens or 0,
-                    cost_of(usage, MODEL).total,
-                )
-            )
-            if step == len(calls):
-                break
-            use = answer.content[-1]
-            assert use.type == "tool_use" and use.name == name, (use, name)
-            content: Any = result
-            if name == TOOL_SEARCH_NAME:
-                content = search(dict(use.input), context)
-                if layout == "added to tools":  # loaded into tools, not by reference
-                    tools = [*tools, *(t for t in mcp if t["name"] in LOADED)]
-                    content = "Loaded: " + ", ".join(LOADED)
-            messages += [from_reply(answer), user([tool_result(use.id, content)])]
-    return tools_tokens, turns
-
-
 def main() -> None:
     git = anyio.run(_list_git_tools)
     window = context_window_of(MODEL)
@@ -202,7 +116,9 @@ def main() -> None:
     for count in COUNTS:
         mcp = mcp_tools(git, count)
         for layout in ("listed", "searched", "added to tools"):
-            defs, turns = session(layout, mcp)
+            defs, turns = layout_session(
+                layout, mcp, work=WORK, loaded=LOADED, prompt=PROMPT, summary=SUMMARY
+            )
             if count == 50:
                 detail[layout] = turns
             print(
