@@ -227,6 +227,8 @@ CHAPTER: dict[str, int] = {
     "harness.cli.commands": 14,
     "harness.cli.mcp": 14,
     "harness.__main__": 14,
+    # 15: background work, traces and evals.
+    "harness.model.latency": 15,
 }
 
 
