@@ -9,11 +9,13 @@ notes.md hello``, ``run ls -la``, ``sleep 5``, ``delegate <task>``, ``fork <ques
 way), ``plan <step>; <step>; ...`` (a plan for approval: ``exit_plan_mode``), ``skill <name>
 [arguments]`` (load one of your skills with chapter 13's ``Skill`` tool), ``mcp <full tool
 name> {json arguments}`` (call an MCP server's tool, chapter 14: ``mcp
-mcp__course__lookup_ticket {"ticket_id": "T-101"}``). ``flaky``
+mcp__course__lookup_ticket {"ticket_id": "T-101"}``), ``background <command>`` (run it in the
+background, chapter 15: ``/bashes`` lists it). ``flaky``
 makes the next model calls fail with 529s first, so you can watch the retries. A
 compaction request gets chapter 05's scripted summary; a memory extraction, chapter 07's
 scripted extraction. It reads past ``<system-reminder>`` text (a reminder, a progress file's
-briefing): keywords there are not the person's.
+briefing) and ``<task-notification>`` text (a background shell finished): keywords there are
+not the person's.
 
 This is a stand-in, and it says so in every reply: a real model decides for itself which
 tools to call and in what order. Set ``ANTHROPIC_API_KEY`` and the same program runs live.
@@ -45,12 +47,15 @@ HELP = (
     "(then press Ctrl-C), `delegate search TODO`, `fork read README.md`, `todo read; [~] fix; "
     "test`, `plan read the code; fix it` (with --permission-mode plan), `skill <name>` (one of "
     'your skills, from .claude/skills), `mcp mcp__<server>__<tool> {"arg": 1}` (a tool of '
-    "an MCP server, /mcp lists them), or `flaky` "
+    "an MCP server, /mcp lists them), `background <command>` (in the background: /bashes "
+    "lists it), or `flaky` "
     "(two 529s first, then an answer)."
 )
 
 RESULT_TOKENS = 300  # our choice: how much of each tool result the demo quotes back
-_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|$)", re.DOTALL)
+_REMINDER = re.compile(
+    r"<(system-reminder|task-notification)>.*?(?:</\1>|$)", re.DOTALL
+)
 
 
 def _said(request: Request) -> str:
@@ -139,6 +144,15 @@ def _routes() -> list[tuple[re.Pattern[str], Callable[[re.Match[str]], Reply]]]:
         (
             word(r"\bsleep\s+(?P<n>\d{1,3})\b"),
             lambda g: call(f"Sleeping {g['n']} s.", "bash", command=f"sleep {g['n']}; echo awake"),
+        ),
+        (
+            word(r"^\s*(?:background|bg|&)\s+(?P<cmd>.+)"),
+            lambda g: call(
+                "Running it in the background.",
+                "bash",
+                command=g["cmd"].strip(),
+                run_in_background=True,
+            ),
         ),
         (
             word(r"^\s*(?:run|bash|\$)\s+(?P<cmd>.+)"),
