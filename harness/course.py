@@ -220,15 +220,25 @@ CHAPTER: dict[str, int] = {
     "harness.cli.todos": 12,
     "harness.cli.extensions": 13,
     "harness.cli.sessions": 11,
-    "harness.cli": 14,
-    "harness.cli.program": 14,
     "harness.cli.demo": 14,
-    "harness.cli.assemble": 14,
-    "harness.cli.commands": 14,
     "harness.cli.mcp": 14,
-    "harness.__main__": 14,
     # 15: background work, traces and evals.
     "harness.model.latency": 15,
+    "harness.background": 15,
+    "harness.background.keeper": 15,
+    "harness.background.logs": 15,
+    "harness.background.processes": 15,
+    "harness.background.scripted": 15,
+    "harness.background.shells": 15,
+    "harness.background.tools": 15,
+    "harness.background.plugin": 15,
+    "harness.cli.background": 15,
+    # The command line gains background shells (and a trace flag): it moves to 15.
+    "harness.cli": 15,
+    "harness.cli.program": 15,
+    "harness.cli.assemble": 15,
+    "harness.cli.commands": 15,
+    "harness.__main__": 15,
 }
 
 

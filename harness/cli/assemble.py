@@ -22,7 +22,13 @@ course and nothing else:
   and as a plugin after recovery (a prompt a hook refuses is never sent; a Stop hook may send
   the model back to work), behind the folder-trust question ``ask_trust`` asks;
 * the tools of the MCP servers (chapter 14, :mod:`harness.cli.mcp`), started once by the
-  program and shared by its sessions, with the names of deferred ones in the static sections.
+  program and shared by its sessions, with the names of deferred ones in the static sections;
+* background shells (chapter 15, :mod:`harness.background`): ``bash`` takes
+  ``run_in_background``, ``task_output`` and ``task_stop`` join the tools, and the
+  ``BackgroundWork`` plugin (after planning: its notifications go after the cache breakpoint,
+  and a retried call carries the same one) tells the model when a shell finished. The shells
+  belong to the session: :meth:`Harness.close` stops them, and the command line calls it
+  whenever a session ends (``/clear``, ``/exit``, the end of ``-p``, an error, Ctrl-C).
 
 One :class:`Harness` is one session: ``/clear`` builds a new one, ``--resume`` builds one
 and loads a transcript into it (chapter 08). Its session memory lives beside its transcript,
@@ -47,6 +53,7 @@ from pathlib import Path
 from typing import Literal
 
 from harness.agent import Agent
+from harness.background import BackgroundShells, BackgroundWork, Processes, Spawner
 from harness.cli.demo import demo_model
 from harness.cli.extensions import AskTrust, Extensions, load_extensions, never_trust
 from harness.cli.mcp import McpServers, Offer
@@ -165,6 +172,14 @@ class Harness:
     left as it is)."""
     extensions: Extensions | None = None
     """Skills, commands, settings hooks and folder trust (chapter 13)."""
+    background: BackgroundWork | None = None
+    """The session's background shells and their plugin (chapter 15)."""
+
+    def close(self) -> None:
+        """End the session's own processes: every background shell is stopped. Safe to call
+        twice; the transcript and memory stay on disk."""
+        if self.background is not None:
+            self.background.close()
 
     @property
     def session_id(self) -> str:
@@ -228,6 +243,8 @@ def assemble(
     fsync: bool = True,
     ask_trust: AskTrust = never_trust,
     mcp: McpServers | None = None,
+    spawner: Spawner | None = None,
+    background: bool = True,
 ) -> Harness:
     """The agent with every mechanism, on a new session or, with ``session``, a resumed one.
 
@@ -236,6 +253,10 @@ def assemble(
     Raises :class:`~harness.resume.SessionNotFound` when there is nothing to resume.
     ``ask_trust`` asks whether the project's own hooks may run (default: nobody to ask, so
     they do not). ``mcp``: the program's MCP servers (started by the first session).
+    ``spawner``: what runs background commands (default: real processes, in chapter 02's
+    sandbox; :class:`~harness.background.Scripted` stand-ins in tests and notebooks);
+    ``background=False``: chapter 02's ``bash`` alone, no background shells (the session of
+    chapters 11 to 14).
     """
     clock = clock or RealClock()
     workspace = Workspace(options.workspace)
@@ -261,7 +282,13 @@ def assemble(
     )
     skills = extensions.skills
     offer = mcp.offer(extensions.settings) if mcp is not None else Offer()
-    tools = [*builtin_tools(), *planning.tools(), *skills.tools(), *offer.tools]
+    workspace_tools = builtin_tools()
+    work: BackgroundWork | None = None
+    if background:
+        work = BackgroundWork(BackgroundShells(clock=clock, spawner=spawner or Processes()))
+        # Chapter 02's bash gives its place to the one that also runs in the background.
+        workspace_tools = [t for t in workspace_tools if t.name != "bash"] + work.tools()
+    tools = [*workspace_tools, *planning.tools(), *skills.tools(), *offer.tools]
     names = [t.name for t in tools] + ["subagent", "fork"]
     listing = [s for s in (skills.section, offer.section) if s is not None]
     shown = offer.listed(names)
@@ -280,7 +307,14 @@ def assemble(
     )
     auto = AutoCompact(budget, pinned=pinned, session_memory=SessionMemoryCompaction(memory))
     recovery, caching = Recovery(), PromptCaching()
-    plugins: list[Plugin] = [*extra, caching, planning, recovery, extensions.hooks, *offer.plugins]
+    plugins: list[Plugin] = [
+        *extra,
+        caching,
+        planning,
+        *([work] if work is not None else []),
+        recovery,
+    ]
+    plugins += [extensions.hooks, *offer.plugins]
     if path is None:
         plugins.append(transcript)  # a resumed session's writer joins once it is loaded
     plugins += [memory, Microcompact(), auto]
@@ -318,6 +352,7 @@ def assemble(
         claude_md,
         planning,
         extensions=extensions,
+        background=work,
     )
     harness.briefing = planning.start()
     if planning.progress_error is not None:  # there, but unusable: Planning left it alone

@@ -5,7 +5,8 @@ console and returns whether the session goes on. They call the chapters' code: `
 is chapter 05's :func:`~harness.compaction.summary.compact`, ``/memory`` reads chapter 07's
 memory and chapter 03's CLAUDE.md files, ``/cost`` and ``/context`` read the meter and the
 next request (:mod:`harness.cli.report`), ``/todos`` shows chapter 12's todo list, and
-``/hooks`` chapter 13's hooks from the settings files, ``/mcp`` chapter 14's MCP servers. Any
+``/hooks`` chapter 13's hooks from the settings files, ``/mcp`` chapter 14's MCP servers,
+``/bashes`` (or ``/tasks``, Claude Code's name) chapter 15's background shells. Any
 other ``/name`` is the user's own: a command file or a skill (chapter 13), expanded into a
 prompt and run.
 """
@@ -19,6 +20,7 @@ from rich.console import Console
 from rich.text import Text
 
 from harness.cli.assemble import Harness
+from harness.cli.background import show_shells
 from harness.cli.extensions import expand_command
 from harness.cli.mcp import McpServers, show_servers
 from harness.cli.report import context_parts, cost_rows
@@ -73,6 +75,7 @@ def _exit(_shell: Shell, _: str) -> bool:
 def _clear(shell: Shell, _: str) -> bool:
     old = shell.harness.session_id
     shell.end(shell.harness, "clear")
+    shell.harness.close()  # its background shells end with it
     shell.harness = shell.new_session()
     shell.console.print(
         Text(
@@ -211,6 +214,11 @@ def _mcp(shell: Shell, name: str) -> bool:
     return True
 
 
+def _bashes(shell: Shell, argument: str) -> bool:
+    show_shells(shell.console, shell.harness.background, argument)
+    return True
+
+
 def _todos(shell: Shell, _: str) -> bool:
     shell.console.print(checklist(shell.harness.planning))
     return True
@@ -224,16 +232,21 @@ COMMANDS: dict[str, tuple[Command, str]] = {
     "todos": (_todos, "the model's todo list: what is done, under way, left"),
     "hooks": (_hooks, "the hooks from the settings files, and whether this folder is trusted"),
     "mcp": (_mcp, "the MCP servers and their state; /mcp <server>: its tools and stderr"),
+    "bashes": (_bashes, "background shells; /bashes <id>: its output; /bashes stop <id>"),
     "clear": (_clear, "start a new session (this one stays on disk)"),
     "help": (_help, "this list"),
     "exit": (_exit, "leave (Ctrl-D works too)"),
 }
 
 
+ALIASES = {"quit": "exit", "tasks": "bashes"}
+"""Other names for commands: ``/quit``, and ``/tasks`` (Claude Code's name for ``/bashes``)."""
+
+
 def dispatch(shell: Shell, line: str) -> bool:
     """Run a slash command; False means the session should end."""
     name, _, argument = line.strip()[1:].partition(" ")
-    found = COMMANDS.get(name.lower()) or (COMMANDS["exit"] if name == "quit" else None)
+    found = COMMANDS.get(ALIASES.get(name.lower(), name.lower()))
     if found is None:
         return _own(shell, name, line)
     return found[0](shell, argument)
