@@ -47,6 +47,7 @@ from harness.cli.program import Program
 from harness.cli.report import Exit
 from harness.cli.sessions import describe
 from harness.cli.terminal import NoInput, Reader
+from harness.cli.tracing import FLAG_HELP as TRACE_FLAG_HELP
 from harness.mcp.config import given_config
 from harness.memory import MemoryFormatError
 from harness.planning import PROGRESS_FILE
@@ -151,6 +152,9 @@ def parser() -> argparse.ArgumentParser:
         "--strict-mcp-config",
         action="store_true",
         help="use only the servers of --mcp-config, none from .mcp.json or ~/.claude.json",
+    )
+    p.add_argument(
+        "--trace", nargs="?", const="1", default=None, metavar="URL", help=TRACE_FLAG_HELP
     )
     p.add_argument("--verbose", action="store_true", help="print every event, model calls too")
     return p

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Generator
@@ -71,6 +72,7 @@ from harness.cli.terminal import (
     terminal_approver,
 )
 from harness.cli.todos import Seen, status
+from harness.cli.tracing import session_tracing
 from harness.events import AssistantReplied, Event
 from harness.planning import EXIT_PLAN_TOOL
 from harness.resume import NotFlushed, SessionNotFound
@@ -112,6 +114,8 @@ class Program:
         )
         self.shown: Event | None = None
         """The last event printed (a run's ending is not printed again after it)."""
+        self.tracing = session_tracing(getattr(args, "trace", None), os.environ)
+        """Chapter 15's traces: ``None`` unless ``--trace`` or ``HARNESS_TRACE`` asked."""
 
     # -- sessions --------------------------------------------------------------------------
 
@@ -135,8 +139,12 @@ class Program:
         return terminal_approval(self.reader, self.console, self.activity, Path.cwd())
 
     def close(self) -> None:
-        """Stop the MCP servers (the program is ending)."""
-        self.mcp.close()
+        """Stop the MCP servers and send the last spans (the program is ending)."""
+        try:
+            self.mcp.close()
+        finally:
+            if self.tracing is not None:
+                self.tracing.close()
 
     def open(self, session: str | Path | None) -> Harness:
         """A new session (or ``session`` resumed), the spinner showing its status; a progress
@@ -197,7 +205,11 @@ class Program:
             progress.task = short(prompt, 200)
         if harness.briefing:  # what the progress file says, sent once, before the prompt
             prompt, harness.briefing = f"{harness.briefing}\n\n{prompt}", ""
-        run: Generator[Event, None, None] = harness.agent.run(prompt)  # type: ignore[assignment]
+        run: Generator[Event, None, None]
+        if self.tracing is not None:  # chapter 15: the same events, inside a trace
+            run = self.tracing.run(harness, prompt)
+        else:
+            run = harness.agent.run(prompt)  # type: ignore[assignment]
         self.activity.show("working…")
         try:
             for event in run:
@@ -229,12 +241,15 @@ class Program:
     # -- the two modes ---------------------------------------------------------------------
 
     def end(self, harness: Harness, reason: str) -> None:
-        """Run the session's SessionEnd hooks (their outcomes said unless quiet)."""
-        if harness.extensions is None:
-            return
-        for event in harness.extensions.hooks.end_session(reason):
-            if not self.quiet:
-                print_event(self.console, event, verbose=self.args.verbose)
+        """Stop the session's background shells, then run its SessionEnd hooks (their
+        outcomes said unless quiet)."""
+        try:
+            harness.close()  # chapter 15: a session's shells end with it, whatever follows
+        finally:
+            if harness.extensions is not None:
+                for event in harness.extensions.hooks.end_session(reason):
+                    if not self.quiet:
+                        print_event(self.console, event, verbose=self.args.verbose)
 
     def one(self, harness: Harness) -> int:
         try:

@@ -1,0 +1,71 @@
+"""Whether to trace, where to, and whether content goes along: one setting each.
+
+Off by default. ``HARNESS_TRACE`` (or the command line's ``--trace``) turns traces on:
+``1`` sends them where the standard OTLP variables say
+(``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, else ``OTEL_EXPORTER_OTLP_ENDPOINT``, else the
+OTLP/HTTP default ``http://localhost:4318/v1/traces``), a URL sends them there. Content (the
+prompt, the replies, tool input and output) stays out of every span unless
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``, the switch OpenTelemetry's own
+GenAI instrumentations read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from harness.tracing.names import CAPTURE_CONTENT_ENV, TRACE_ENV
+
+_ON = {"1", "true", "yes", "on"}
+_OFF = {"", "0", "false", "no", "off"}
+TRACES_PATH = "/v1/traces"
+"""Where an OTLP/HTTP receiver takes spans, under its base URL (the OTLP specification)."""
+
+
+class TraceSettingError(ValueError):
+    """A trace setting that is neither on, off, nor an http(s) URL."""
+
+
+@dataclass(frozen=True)
+class TraceSettings:
+    """What the switches say: trace or not, to which endpoint, with content or not."""
+
+    enabled: bool = False
+    endpoint: str | None = None
+    """The full URL spans are posted to; ``None``: the standard OTLP variables decide."""
+    capture_content: bool = False
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], *, flag: str | None = None) -> TraceSettings:
+        """Read ``HARNESS_TRACE`` and the content switch from ``env``; ``flag`` (the command
+        line's ``--trace`` value, ``"1"`` when given without one) wins over the variable.
+
+        Raises :class:`TraceSettingError` for a value that is none of the three kinds.
+        """
+        value = flag if flag is not None else env.get(TRACE_ENV, "")
+        enabled, endpoint = parse_trace(value)
+        capture = env.get(CAPTURE_CONTENT_ENV, "").strip().lower() == "true"
+        return cls(enabled=enabled, endpoint=endpoint, capture_content=capture)
+
+
+def parse_trace(value: str) -> tuple[bool, str | None]:
+    """``"0"`` → off; ``"1"`` → on, standard endpoint; a URL → on, that endpoint.
+
+    A URL without a path is a receiver's base URL, so ``/v1/traces`` is added (as the SDK
+    adds it to ``OTEL_EXPORTER_OTLP_ENDPOINT``): ``http://localhost:6006`` works.
+    """
+    text = value.strip()
+    if text.lower() in _OFF:
+        return False, None
+    if text.lower() in _ON:
+        return True, None
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise TraceSettingError(
+            f"{TRACE_ENV} (or --trace) is {text!r}: use 1 (the standard OTLP endpoint), 0, or "
+            "an http(s) URL such as http://localhost:6006/v1/traces"
+        )
+    if parts.path in ("", "/"):
+        text = text.rstrip("/") + TRACES_PATH
+    return True, text
