@@ -20,10 +20,11 @@ from harness.events import Event
 from harness.tracing import TraceSettingError, TraceSettings, Tracing, exporting_provider
 
 FLAG_HELP = (
-    "send an OpenTelemetry trace of the session over OTLP/HTTP: to URL, else to the standard "
-    "OTEL_EXPORTER_OTLP_ENDPOINT (also: HARNESS_TRACE=1 or a URL). No prompt or file "
-    "content is sent unless OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true"
+    "send an OpenTelemetry trace over OTLP/HTTP to URL (else OTEL_EXPORTER_OTLP_ENDPOINT); "
+    "prompts and file contents stay out unless content capture is on"
 )
+"""The flag's help; the docs (and the README) say the rest: ``HARNESS_TRACE=1`` or a URL does
+the same, and ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` adds content."""
 
 
 @dataclass

@@ -41,7 +41,7 @@ MORE = "Now check the other six modules the same way."
 SEARCH = "Find where the tax rate is applied to an amount: name the file and the function."
 REVIEW = "Review app/tax.py for rounding bugs; answer in one line."
 NOTES = "# Tax\n\nRATE_4 in app/tax.py; every tax_step_N rounds to cents.\n"
-WINDOW = 45_000
+WINDOW = 46_000
 """Chapter 11's small context window, so that compaction comes within a short task."""
 
 
