@@ -47,20 +47,36 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 LONGEST_FIRST = (
-    "tests/test_live_chapters_",  # chapters run live: a kernel, 5-15 s, each chapter
-    "tests/test_live_failures.py",
-    "tests/test_crash_resume.py",
-    "tests/test_copyable.py",
-    "chapters/",  # a notebook under nbval: a kernel, 6-30 s each
-    "tests/test_progress_across_processes.py",
-    "tests/test_memory_hostile.py",
-    "tests/test_properties.py",
-    "tests/test_cli_pty.py",
-    "tests/test_fault_storm.py",
-    "tests/test_compaction_properties.py",
+    # Seconds of one core each (``-n 0``, 2026-11): what a file costs its worker.
+    "tests/test_site.py",  # 90-130: builds the website, when the site group is installed
+    "tests/test_live_chapters_",  # 15-45 each: chapters run live, a kernel each
+    "chapters/14_mcp.ipynb",  # 26: a notebook under nbval, its cells in one kernel
+    "chapters/15_background_traces_evals.ipynb",  # 15-20 (a first measurement, unfinished)
+    "tests/test_cli_mcp.py",  # 19: an MCP server process per test
+    "tests/test_mcp_servers.py",  # 12-18
+    "tests/test_evals.py",  # 11-27 (a first measurement, unfinished)
+    "chapters/12_planning.ipynb",  # 14
+    "chapters/05_compaction.ipynb",  # 12
+    "chapters/04_context_budget_and_microcompact.ipynb",  # 10
+    "chapters/02_tools.ipynb",  # 9.5
+    "tests/test_cli_pty.py",  # 9.5
+    "tests/test_mcp_hostile.py",  # 8
+    "chapters/",  # the other notebooks: 3.5-8 each
+    "tests/test_mcp_session.py",  # 7.5
+    "tests/test_copyable.py",  # 7.5
+    "tests/test_hostile_inputs.py",  # 6.5
+    "tests/test_properties.py",  # 6.5
+    "tests/test_crash_resume.py",  # 6.5
+    "tests/test_mcp_schema.py",  # 6
+    "tests/test_api_refusals.py",  # 6
+    "tests/test_mcp_connection.py",  # 6
+    "tests/test_fault_storm.py",  # 6
+    "tests/test_progress_across_processes.py",  # 5
 )
 """Where the longest files are, longest first: only the order in which the workers get
-them (a file not named here comes after, in collection order)."""
+them (a file not named here comes after, in collection order). The website's build comes
+first: when it runs it is by far the longest, and started last it would leave the other
+worker idle for a minute or more at the end."""
 
 
 def _rank(item: pytest.Item) -> int:

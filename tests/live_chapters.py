@@ -15,10 +15,11 @@ latest prompt, so it does not matter which cell, agent or fork sends it, or in w
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -276,30 +277,29 @@ class Executed:
     """A chapter after a live run: its cells with their outputs."""
 
     notebook: nbformat.NotebookNode
+    talked: list[str] = field(default_factory=list)
+    """The ids of the cells that sent the server a request, in order."""
+    again: dict[str, nbformat.NotebookNode] = field(default_factory=dict)
+    """The live cell run again after the whole chapter, once per change of the server (see
+    :func:`run_chapter`), by the change's name."""
 
     def errors(self) -> list[str]:
-        """Every error output and every write to stderr, with its cell."""
+        """Every error output and every write to stderr, with its cell (a live cell run again
+        is named by its change)."""
         found = []
-        for index, cell in enumerate(self.notebook.cells):
+        cells = [(f"cell {i}", cell) for i, cell in enumerate(self.notebook.cells)]
+        cells += [(f"live cell again, {name}", cell) for name, cell in self.again.items()]
+        for where, cell in cells:
             for output in cell.get("outputs", []):
                 if output.output_type == "error":
-                    found.append(
-                        f"cell {index} ({cell.get('id')}): {output.ename}: {output.evalue}"
-                    )
+                    found.append(f"{where} ({cell.get('id')}): {output.ename}: {output.evalue}")
                 elif output.output_type == "stream" and output.name == "stderr":
-                    found.append(f"cell {index} ({cell.get('id')}) wrote to stderr: {output.text}")
+                    found.append(f"{where} ({cell.get('id')}) wrote to stderr: {output.text}")
         return found
 
     def text_of(self, cell_id: str) -> str:
         """All the text a cell showed: its prints and the plain form of its displays."""
-        cell = next(c for c in self.notebook.cells if c.get("id") == cell_id)
-        parts = []
-        for output in cell.get("outputs", []):
-            if output.output_type == "stream":
-                parts.append(output.text)
-            elif "data" in output:
-                parts.append(str(output.data.get("text/plain", "")))
-        return "".join(parts)
+        return shown(next(c for c in self.notebook.cells if c.get("id") == cell_id))
 
     def live_cells(self) -> list[str]:
         """The ids of the cells that ask ``live_cell(...)`` whether to run."""
@@ -310,33 +310,73 @@ class Executed:
         ]
 
 
+def shown(cell: nbformat.NotebookNode) -> str:
+    """All the text a cell showed: its prints and the plain form of its displays."""
+    parts = []
+    for output in cell.get("outputs", []):
+        if output.output_type == "stream":
+            parts.append(output.text)
+        elif "data" in output:
+            parts.append(str(output.data.get("text/plain", "")))
+    return "".join(parts)
+
+
 def chapter_path(number: str) -> Path:
     (path,) = CHAPTERS.glob(f"{number}_*.ipynb")
     return path
 
 
-def run_chapter(number: str, base_url: str, env: Mapping[str, str] | None = None) -> Executed:
-    """Execute chapter ``number`` with a key and ``base_url`` in its kernel's environment.
+Change = Callable[[LocalMessagesAPI], None]
+"""A change of the server between runs of a live cell: a gateway without an endpoint, another
+model behind it."""
+
+
+def run_chapter(
+    number: str,
+    server: LocalMessagesAPI,
+    env: Mapping[str, str] | None = None,
+    then: Mapping[str, Change] | None = None,
+) -> Executed:
+    """Execute chapter ``number`` with a key and ``server``'s address in its kernel's
+    environment (the server must be running).
 
     Every cell runs, whatever the earlier ones did (``allow_errors``), so one run reports every
-    failing cell. The notebook file itself is not changed.
+    failing cell. Then, in the same kernel, for each change in ``then``: the change is made to
+    the server and the live cell runs again (a failure of the server, told in the live cell,
+    without running the whole chapter once more). The notebook file itself is not changed.
     """
     notebook = nbformat.read(chapter_path(number), as_version=4)
     environment = {
         **(os.environ if env is None else env),
         "ANTHROPIC_API_KEY": KEY,
-        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_BASE_URL": server.url,
     }
     environment.pop("HARNESS_MODEL", None)
-    NotebookClient(
+    client = NotebookClient(
         notebook,
         timeout=300,
         kernel_name="python3",
         allow_errors=True,
         record_timing=False,
         resources={"metadata": {"path": str(CHAPTERS)}},
-    ).execute(env=environment)
-    return Executed(notebook)
+    )
+    executed = Executed(notebook)
+    with client.setup_kernel(env=environment):
+        for index, cell in enumerate(notebook.cells):
+            before = len(server.received)
+            client.execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
+            if len(server.received) > before:
+                executed.talked.append(str(cell.get("id")))
+        for name, change in (then or {}).items():
+            change(server)
+            (live,) = executed.live_cells()
+            index = next(i for i, c in enumerate(notebook.cells) if c.get("id") == live)
+            first = notebook.cells[index]
+            again = copy.deepcopy(first)
+            client.execute_cell(again, index, execution_count=client.code_cells_executed + 1)
+            notebook.cells[index] = first  # nbclient puts the cell it ran in the notebook
+            executed.again[name] = again
+    return executed
 
 
 # What each live cell must show: its mechanism at work, as the chapter says to expect.
@@ -370,28 +410,44 @@ EVIDENCE: dict[str, list[str]] = {
 }
 
 
-def live_output(number: str, server: LocalMessagesAPI) -> str:
-    """Run chapter ``number`` live against ``server``; the text its live cell showed. Fails
-    (AssertionError) on any error output or stderr in any cell, on a request the model behind
-    the server could not answer, and on a live cell that did not go live."""
+def live_run(
+    number: str, server: LocalMessagesAPI, then: Mapping[str, Change] | None = None
+) -> Executed:
+    """Run chapter ``number`` live against ``server``, and its live cell again after each
+    change in ``then`` (:func:`run_chapter`).
+
+    Fails (AssertionError) on any error output or stderr in any cell, on a request the model
+    behind the server could not answer, and on a live cell that did not go live. With changes,
+    also on a cell other than the live cell that sent the server a request: a change of the
+    server could reach that cell too, which only a run of the whole chapter after the change
+    would show.
+    """
     with server:
-        executed = run_chapter(number, server.url)
+        executed = run_chapter(number, server, then=then)
     errors = executed.errors()
     if errors:
         raise AssertionError(f"chapter {number} live:\n" + "\n".join(errors))
     if server.failures:
         raise AssertionError(f"the stand-in model could not answer: {server.failures}")
     (cell,) = executed.live_cells()
+    runs = {"": executed.text_of(cell), **{f" ({n})": shown(c) for n, c in executed.again.items()}}
+    for name, output in runs.items():
+        if not output.startswith("Live: "):
+            raise AssertionError(f"chapter {number}'s live cell{name} did not go live:\n{output}")
+    others = [talker for talker in executed.talked if talker != cell]
+    if then and others:
+        raise AssertionError(
+            f"chapter {number}: cells {others} talk to the server too, so a change of the server "
+            "needs a run of the whole chapter, not of its live cell alone"
+        )
+    return executed
+
+
+def check_evidence(number: str, server: LocalMessagesAPI, executed: Executed) -> None:
+    """Chapter ``number``'s live cell shows :data:`EVIDENCE`, and every turn it sent
+    ``server`` was streamed."""
+    (cell,) = executed.live_cells()
     output = executed.text_of(cell)
-    if not output.startswith("Live: "):
-        raise AssertionError(f"chapter {number}'s live cell did not go live:\n{output}")
-    return output
-
-
-def check_live_chapter(number: str) -> None:
-    """Chapter ``number`` runs live with no error, and its live cell shows :data:`EVIDENCE`."""
-    server = LocalMessagesAPI(stand_in())
-    output = live_output(number, server)
     for pattern in EVIDENCE[number]:
         if not re.search(pattern, output):
             raise AssertionError(f"chapter {number}: no {pattern!r} in\n{output}")
@@ -400,3 +456,9 @@ def check_live_chapter(number: str) -> None:
     turns = [r for r in server.received if r.path == "/v1/messages"]
     if not all(r.body.get("stream") is True for r in turns):  # the live model always streams
         raise AssertionError(f"chapter {number} sent a request without streaming")
+
+
+def check_live_chapter(number: str) -> None:
+    """Chapter ``number`` runs live with no error, and its live cell shows :data:`EVIDENCE`."""
+    server = LocalMessagesAPI(stand_in())
+    check_evidence(number, server, live_run(number, server))

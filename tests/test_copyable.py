@@ -14,6 +14,7 @@ the exercise checks and the notebooks' display helpers, which a reader does not 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import subprocess
@@ -24,6 +25,10 @@ import pytest
 
 from harness.course import CHAPTER, source_path
 from tests.test_architecture import FRONT_DOOR, PACKAGE, graph
+
+import_graph = functools.cache(graph)
+"""Who imports whom in the package (:func:`~tests.test_architecture.graph`): parsing every
+module takes a while, and the files do not change during a run, so once for every test."""
 
 MAX_LINES = 500
 NOT_COPIED = ("exercises", "notebook")
@@ -57,9 +62,10 @@ def copy_set(chapter: int, edges: dict[str, set[str]]) -> tuple[set[str], set[st
     return copied, empty - copied
 
 
-def write_copy(chapter: int, folder: Path) -> list[str]:
-    """Copy ``chapter``'s modules and what they import into ``folder``; the modules to import."""
-    copied, empty = copy_set(chapter, graph())
+def write_copy(chapter: int, folder: Path, imports: dict[str, set[str]]) -> list[str]:
+    """Copy ``chapter``'s modules and what they import (``imports``: :data:`import_graph`) into
+    ``folder``; the modules to import."""
+    copied, empty = copy_set(chapter, imports)
     for name in sorted(copied | empty):
         target = folder / source_path(name).relative_to(PACKAGE.parent)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -118,7 +124,9 @@ CHAPTERS = sorted(set(CHAPTER.values()))
 def copies(tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[Path, dict[str, object]]]:
     """Each chapter's copy, and what importing it reported."""
     folders = {chapter: tmp_path_factory.mktemp(f"chapter{chapter:02d}") for chapter in CHAPTERS}
-    report = import_copies([(folders[c], write_copy(c, folders[c])) for c in CHAPTERS])
+    report = import_copies(
+        [(folders[c], write_copy(c, folders[c], import_graph())) for c in CHAPTERS]
+    )
     return {c: (folders[c], report[str(folders[c])]) for c in CHAPTERS}
 
 
@@ -136,16 +144,15 @@ def test_a_chapters_modules_import_from_a_copy_with_only_what_they_import(
 
 
 def test_the_copy_has_no_module_from_a_later_chapter() -> None:
-    edges = graph()
     for chapter in sorted(set(CHAPTER.values())):
-        copied, _ = copy_set(chapter, edges)
+        copied, _ = copy_set(chapter, import_graph())
         assert {name for name in copied if CHAPTER[name] > chapter} == set(), chapter
 
 
 def test_a_later_chapters_package_init_is_left_empty_in_a_copy() -> None:
     # harness/notebook/__init__.py re-exports chapter 03's cache views; a copy of chapter 00's
     # views must not need them.
-    copied, empty = copy_set(0, graph())
+    copied, empty = copy_set(0, import_graph())
     assert "harness.notebook.views" in copied
     assert "harness.notebook" in empty
     assert "harness.notebook.cache" not in copied
@@ -153,7 +160,7 @@ def test_a_later_chapters_package_init_is_left_empty_in_a_copy() -> None:
 
 def test_an_import_the_copy_left_out_would_fail(tmp_path: Path) -> None:
     # The check can fail: chapter 00's copy without one module that chapter 00 imports.
-    write_copy(0, tmp_path)
+    write_copy(0, tmp_path, import_graph())
     (tmp_path / "harness" / "tokens.py").unlink()
     report = import_copies([(tmp_path, ["harness.model.base"])])
     assert "No module named 'harness.tokens'" in str(report[str(tmp_path)]["error"])

@@ -5,10 +5,10 @@ it, with ``ANTHROPIC_BASE_URL`` pointing at ``tests/local_api.py`` on loopback (
 client, streaming, tool calls: the whole live path). No cell may show an error or write to
 stderr, and the chapter's live cell must show what its mechanism did
 (``tests/live_chapters.py`` says what, and plays the model). The server runs on this
-machine, so this is part of the offline suite. The chapters are split over four files (and
-``test_live_failures.py``) so that the test workers share them: each takes a few seconds, in
-a kernel of its own, and a file's tests stay on one worker (``tests/conftest.py`` hands these
-files out first, being among the longest).
+machine, so this is part of the offline suite. The chapters are split over four files (the
+failures a live cell tells are in ``test_live_chapters_04_07.py``) so that the test workers
+share them: each takes a few seconds, in a kernel of its own, and a file's tests stay on one
+worker (``tests/conftest.py`` hands these files out first, being among the longest).
 """
 
 from __future__ import annotations

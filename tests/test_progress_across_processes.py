@@ -7,6 +7,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,33 +32,54 @@ def run(workspace: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@dataclass(frozen=True)
+class ThreeRuns:
+    """Three processes on one workspace, the first killed at its 5th ``migrate`` call and the
+    second at its 4th, with what the first left on disk."""
+
+    workspace: Path
+    runs: list[subprocess.CompletedProcess[str]]
+    progress_after_first: str
+    calls_after_first: list[str]
+
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory: pytest.TempPathFactory) -> ThreeRuns:
+    # Both tests read the same runs: each process takes seconds to start.
+    workspace = tmp_path_factory.mktemp("migration")
+    first = run(workspace, "--die-at", "5")
+    progress = (workspace / PROGRESS_FILE).read_text(encoding="utf-8")
+    calls = (workspace / CALLS_LOG).read_text(encoding="utf-8").split()
+    second = run(workspace, "--die-at", "4")
+    third = run(workspace)
+    return ThreeRuns(workspace, [first, second, third], progress, calls)
+
+
 def test_three_processes_two_killed_finish_the_task_with_every_step_done_once(
-    tmp_path: Path,
+    three_runs: ThreeRuns,
 ) -> None:
-    first = run(tmp_path, "--die-at", "5")
-    second = run(tmp_path, "--die-at", "4")
-    third = run(tmp_path)
+    first, second, third = three_runs.runs
 
     assert first.returncode == -signal.SIGKILL
     assert second.returncode == -signal.SIGKILL
     assert third.returncode == 0, third.stderr
-    calls = (tmp_path / CALLS_LOG).read_text(encoding="utf-8").split()
+    calls = (three_runs.workspace / CALLS_LOG).read_text(encoding="utf-8").split()
     assert calls == module_names()  # each module exactly once, in order
-    progress = parse_progress((tmp_path / PROGRESS_FILE).read_text(encoding="utf-8"))
+    progress = parse_progress((three_runs.workspace / PROGRESS_FILE).read_text(encoding="utf-8"))
     assert progress.todos.count("completed") == 12
     assert len(progress.todos.items) == 12
 
 
 def test_a_killed_process_leaves_its_step_in_progress_and_the_steps_before_it_done(
-    tmp_path: Path,
+    three_runs: ThreeRuns,
 ) -> None:
-    assert run(tmp_path, "--die-at", "3").returncode == -signal.SIGKILL
+    assert three_runs.runs[0].returncode == -signal.SIGKILL
 
-    progress = parse_progress((tmp_path / PROGRESS_FILE).read_text(encoding="utf-8"))
-    assert progress.todos.count("completed") == 2
+    progress = parse_progress(three_runs.progress_after_first)
+    assert progress.todos.count("completed") == 4
     current = progress.todos.current
-    assert current is not None and current.content == "Migrate mod_03"
-    assert (tmp_path / CALLS_LOG).read_text(encoding="utf-8").split() == ["mod_01", "mod_02"]
+    assert current is not None and current.content == "Migrate mod_05"
+    assert three_runs.calls_after_first == ["mod_01", "mod_02", "mod_03", "mod_04"]
 
 
 def test_a_session_with_nothing_to_do_calls_no_tool_again(tmp_path: Path) -> None:

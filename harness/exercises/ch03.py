@@ -12,6 +12,7 @@ Each exercise's recipe comes only from ``hint(n)``.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -45,6 +46,7 @@ def _turn(n_calls: int, narrated: bool, start: int) -> list[dict[str, Any]]:
     return narrated_turn(n_calls, start) if narrated else parallel_turn(n_calls, start)
 
 
+@functools.cache  # the same simulations whatever the answer checked: run each once
 def moving_breakpoint_reads(
     n_calls: int, narrated: bool, lookback: int = LOOKBACK_POSITIONS
 ) -> tuple[int, bool]:
