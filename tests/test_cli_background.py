@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib
 import io
+import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -118,6 +120,30 @@ def test_bashes_with_an_id_shows_the_end_of_its_output_without_moving_the_models
     assert work.shells.read_new(server).output == "listening on :8000\n"  # still new to it
 
 
+@pytest.mark.parametrize("swap", ["fifo", "link"])
+def test_bashes_with_an_id_never_follows_a_swapped_log_nor_waits_on_it(
+    session: Harness, clock: FakeClock, tmp_path: Path, swap: str
+) -> None:
+    list(session.agent.run("start them"))
+    work = session.background
+    assert work is not None
+    info = work.shells.list()[0]
+    secret = tmp_path / "secret"
+    secret.write_text("do not show\n")
+    info.log.unlink()
+    if swap == "fifo":
+        os.mkfifo(info.log)  # opened for reading the plain way, it waits for a writer
+    else:
+        info.log.symlink_to(secret)
+    shell, out = shell_for(session)
+    done = threading.Thread(target=dispatch, args=(shell, f"/bashes {info.task_id}"), daemon=True)
+    done.start()
+    done.join(20)
+    assert not done.is_alive(), "/bashes waited on the log"
+    assert "do not show" not in out.getvalue()
+    assert "cannot be read" in out.getvalue()
+
+
 def test_bashes_stop_stops_a_shell_and_tasks_is_the_same_command(
     session: Harness, clock: FakeClock
 ) -> None:
@@ -160,12 +186,31 @@ def test_clear_stops_the_old_sessions_shells(session: Harness) -> None:
 # --- the end of the program --------------------------------------------------------------------
 
 
+class EndsBadly(ScriptedModel):
+    """A model whose second call raises ``error``: the run ends in it."""
+
+    error: BaseException | None = None
+
+    def create(self, **request: Any) -> Any:
+        if self.requests and self.error is not None:
+            raise self.error
+        return super().create(**request)
+
+
+@pytest.mark.parametrize(
+    "ending",
+    ["done", "error", "ctrl-c"],
+)
 def test_a_one_shot_run_leaves_no_background_process_behind(
-    cli: Any, monkeypatch: pytest.MonkeyPatch
+    cli: Any, monkeypatch: pytest.MonkeyPatch, ending: str
 ) -> None:
     def scripted(options: Options, clock: Any) -> ScriptedModel:
         steps = [reply(tool_calls=[background("sleep 1000")]), reply("Started it.")]
-        return ScriptedModel(steps, clock=clock)
+        model = EndsBadly(steps, clock=clock)
+        model.error = {"done": None, "error": RuntimeError("boom"), "ctrl-c": KeyboardInterrupt()}[
+            ending
+        ]
+        return model
 
     made: list[Harness] = []
 
@@ -176,8 +221,12 @@ def test_a_one_shot_run_leaves_no_background_process_behind(
 
     monkeypatch.setattr(importlib.import_module("harness.cli.assemble"), "model_for", scripted)
     monkeypatch.setattr(importlib.import_module("harness.cli.program"), "assemble", keep)
-    run = cli("-p", "start a long command", "--permission-mode", "bypassPermissions")
-    assert run.code == Exit.DONE, run.err
+    if ending == "error":
+        with pytest.raises(RuntimeError):
+            cli("-p", "start a long command", "--permission-mode", "bypassPermissions")
+    else:
+        run = cli("-p", "start a long command", "--permission-mode", "bypassPermissions")
+        assert run.code == (Exit.DONE if ending == "done" else Exit.INTERRUPTED), run.err
     (harness,) = made
     assert harness.background is not None
     (info,) = harness.background.shells.list()  # the program has ended: so has the shell

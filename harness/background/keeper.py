@@ -158,7 +158,11 @@ def keep(argv: list[str], log_path: str, cap: int) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGHUP, on_signal)
     signal.signal(signal.SIGINT, lambda signum, frame: None)
-    log = _Log(log_path, cap)
+    try:
+        log = _Log(log_path, cap)
+    except OSError as error:  # its folder gone, or a file already there: say so, and go
+        _say({"error": f"the log could not be made: {error.strerror or error}"})
+        return 1
     try:
         process = subprocess.Popen(
             argv,

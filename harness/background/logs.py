@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import codecs
 import os
+import stat
+import sys
 from pathlib import Path
 
 READ_CAP_CHARS = 32_000
@@ -24,11 +26,67 @@ of 32,000 characters). The tail, not head and tail as chapter 02's ``bash`` keep
 test run or a build says last (the summary, the error) is what the model needs."""
 
 
-class LogReader:
-    """Reads a log file from where the last read stopped."""
+class LogUnreadable(OSError):
+    """A log that is no longer the harness's own file: its folder was replaced or removed, or
+    the file became a link, a FIFO, a device or a hard link to another file."""
 
-    def __init__(self, path: Path) -> None:
+
+def open_owned(path: Path, folder: os.stat_result | None = None) -> int | None:
+    """A file descriptor for reading ``path``, a log the harness made, or ``None`` if it
+    does not exist (yet). The file is read back, so it is treated as untrusted (as chapter
+    02's stored results are): the command that writes it, or anything else running as you,
+    may have swapped it. Refused with :class:`LogUnreadable`:
+
+    * a folder that is not the one the harness made (``folder``: its ``os.stat`` then): a
+      link to another folder, or a new folder of the same name; or a folder that is gone;
+    * a name that is a link (``O_NOFOLLOW``), a FIFO (opened without waiting for a writer,
+      ``O_NONBLOCK``, then refused), a device, or a file with more than one name (a hard link
+      to someone's key is a regular file too).
+
+    The folder is opened once and the file opened relative to it (``dir_fd``), so what was
+    checked is what is read.
+    """
+    try:
+        parent = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        raise LogUnreadable(f"the log folder {path.parent} is gone") from None
+    except OSError as error:  # ELOOP / ENOTDIR: a link or a file where the folder was
+        raise LogUnreadable(f"the log folder {path.parent} is no longer a folder") from error
+    try:
+        if folder is not None:
+            info = os.fstat(parent)
+            if (info.st_dev, info.st_ino) != (folder.st_dev, folder.st_ino):
+                raise LogUnreadable(f"the log folder {path.parent} was replaced")
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+        try:
+            fd = os.open(path.name, flags, dir_fd=parent)
+        except FileNotFoundError:
+            return None
+        except OSError as error:  # ELOOP: a link
+            raise LogUnreadable(f"{path.name} is no longer the harness's log") from error
+    finally:
+        os.close(parent)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+        os.close(fd)
+        raise LogUnreadable(f"{path.name} is no longer the harness's log (not a plain file)")
+    return fd
+
+
+class LogReader:
+    """Reads a log file from where the last read stopped.
+
+    ``folder``: the ``os.stat`` of the folder the harness made for its logs (the log is then
+    refused if the folder was replaced); ``limit``: the most bytes the log can hold (the
+    keeper's cap and its closing note), so a file swapped for a huge one is never read whole.
+    """
+
+    def __init__(
+        self, path: Path, *, folder: os.stat_result | None = None, limit: int | None = None
+    ) -> None:
         self.path = path
+        self.folder = folder
+        self.limit = limit
         self.offset = 0
         """Bytes of the file read so far."""
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -37,23 +95,47 @@ class LogReader:
     def read(self, *, final: bool = False) -> str:
         """The text written since the last read. ``final``: the command has ended, so bytes
         held back for a character that never came are given out (as replacement
-        characters); after a final read, later reads return ``""``."""
+        characters); after a final read, later reads return ``""``. Raises
+        :class:`LogUnreadable` for a log that is no longer the harness's own file, or one
+        removed after it was read."""
         if self._done:
             return ""
-        data = b""
-        try:
-            # O_NOFOLLOW: the harness's own file, never through a link someone put in its place.
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except FileNotFoundError:  # the command has not written (or started) yet
-            pass
-        else:
-            with os.fdopen(fd, "rb") as file:
-                file.seek(self.offset)
-                data = file.read()
+        data = self._bytes(self.offset, self._room())
         self.offset += len(data)
         text = self._decoder.decode(data, final=final)
         self._done = final
         return text
+
+    def tail(self, size: int) -> bytes:
+        """The last ``size`` bytes the log holds now (up to ``limit``), without moving the
+        place :meth:`read` goes on from (``/bashes <id>`` shows them)."""
+        fd = self._open()
+        if fd is None:
+            return b""
+        with os.fdopen(fd, "rb") as file:
+            end = min(os.fstat(file.fileno()).st_size, self.limit or sys.maxsize)
+            start = max(end - size, 0)
+            file.seek(start)
+            return file.read(end - start)
+
+    def _room(self) -> int:
+        return max(self.limit - self.offset, 0) if self.limit is not None else -1
+
+    def _open(self) -> int | None:
+        fd = open_owned(self.path, self.folder)
+        if fd is None and self.offset > 0:
+            raise LogUnreadable(f"{self.path.name} was removed after it was read")
+        return fd
+
+    def _bytes(self, offset: int, room: int) -> bytes:
+        if room == 0:
+            return b""
+        fd = self._open()
+        if fd is None:  # the command has not written (or started) yet
+            return b""
+        with os.fdopen(fd, "rb") as file:
+            file.seek(offset)
+            return file.read(room)
 
 
 def capped(text: str, log: Path, limit: int = READ_CAP_CHARS) -> str:

@@ -26,6 +26,7 @@ the same one.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +34,8 @@ from xml.sax.saxutils import escape
 
 from anthropic.types import Message
 
-from harness.background.shells import BackgroundShells, ShellInfo, Status
+from harness import messages as m
+from harness.background.shells import BackgroundShells, ShellError, ShellInfo, Status
 from harness.background.tools import background_tools
 from harness.compaction.events import Compacted
 from harness.events import Event
@@ -145,6 +147,12 @@ class BackgroundWork(Plugin):
         """The task ids each notification told of, in order (for tests and notebooks)."""
         self._seen: dict[str, Status] = {}
         self._compacted = False
+        self._calls: set[str] = set()
+        """The ids of this agent's own tool calls (a shell started by any other call was
+        started by a child: a subagent or a fork)."""
+        self._scanned = 0
+        self._owners: dict[str, bool] = {}
+        """By task id: whether this agent started the shell (else a child did)."""
 
     def tools(self) -> list[Tool[Any]]:
         """``bash`` (with ``run_in_background``), ``task_output``, ``task_stop``."""
@@ -161,6 +169,9 @@ class BackgroundWork(Plugin):
         return None
 
     def after_tools(self, agent: BaseAgent, results: list[Any]) -> None:
+        self._calls.update(str(r.get("tool_use_id", "")) for r in results)
+        self._learn_calls(agent)
+        self._stop_childrens()
         self._report(agent)
 
     def on_rewrite(self, agent: BaseAgent, rewrite: Rewrite) -> None:
@@ -191,6 +202,38 @@ class BackgroundWork(Plugin):
         return reply
 
     # -- inside --------------------------------------------------------------------------------
+
+    def _learn_calls(self, agent: BaseAgent) -> None:
+        """Add the calls of the replies since the last look (a batch cut short by Ctrl-C or
+        an approval never reached ``after_tools`` with its results)."""
+        messages = agent.messages
+        start = self._scanned if self._scanned <= len(messages) else 0  # 0: rewritten
+        for message in messages[start:]:
+            if message["role"] == "assistant":
+                self._calls.update(str(u["id"]) for u in m.tool_uses(message))
+        self._scanned = len(messages)
+
+    def _stop_childrens(self) -> None:
+        """Stop the shells the children of this batch left running, and never announce any
+        shell of theirs.
+
+        A subagent or a fork has its parent's tools, so its ``bash`` starts shells in this
+        session. When the parent's batch is over, every child it ran has ended, and nobody
+        is left who knows the shell's id: as Claude Code does when an agent exits
+        (``killShellTasksForAgent``), its shells are stopped and the notifications meant for
+        it dropped. A shell with no call id was started outside the loop (by you): it stays.
+        """
+        for info in self.shells.list():
+            if info.task_id in self._owners:
+                continue
+            mine = not info.tool_use_id or info.tool_use_id in self._calls
+            self._owners[info.task_id] = mine
+            if mine:
+                continue
+            if info.status == "running":
+                with contextlib.suppress(ShellError):  # it ended meanwhile
+                    self.shells.stop(info.task_id)
+            self.shells.mark_announced([info.task_id])
 
     def _report(self, agent: BaseAgent) -> None:
         """An event for each shell that started, finished or was stopped since the last look."""

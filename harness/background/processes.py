@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -28,6 +29,36 @@ KEEPER = Path(__file__).with_name("keeper.py")
 STOP_WAIT_SECONDS = 10.0
 """How long a stop waits for the keeper to report the command gone (it takes milliseconds;
 this only bounds a keeper that hangs, which is then killed with the group)."""
+
+ERROR_CHARS = 500
+"""The most of a keeper's ``error`` (why a command could not start) that is kept."""
+LINE_BYTES = 4096
+"""The longest report line read from a keeper (its reports are a few dozen bytes)."""
+KEEPER_GONE = "its keeper process ended without saying how (killed?); the command was stopped"
+
+
+def report(line: bytes) -> dict[str, int | str]:
+    """What one line from a keeper says, checked: only the fields of its protocol, each of
+    the type and range it can have. Anything else (a line that is not JSON, a ``pid`` of 0,
+    which ``killpg`` would take for the harness's own group, ``true`` for a number) is left
+    out, so a keeper that says nonsense can never point a signal at the wrong processes."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(record, dict):
+        return {}
+    said: dict[str, int | str] = {}
+    pid, code, dropped = record.get("pid"), record.get("returncode"), record.get("dropped")
+    if type(pid) is int and 1 < pid < 2**22:  # Linux's pid_max is at most 2**22
+        said["pid"] = pid
+    if type(code) is int and -64 <= code <= 255:  # -signal, or an exit status
+        said["returncode"] = code
+    if type(dropped) is int and dropped >= 0:
+        said["dropped"] = dropped
+    if isinstance(record.get("error"), str):
+        said["error"] = record["error"][:ERROR_CHARS]
+    return said
 
 
 @dataclass(frozen=True)
@@ -60,6 +91,7 @@ class KeptProcess:
         self, argv: list[str], *, cwd: Path, env: dict[str, str], log: Path, cap: int, clock: Clock
     ) -> None:
         self.clock = clock
+        self.log = log
         self.pid: int | None = None
         """The command's first process (its group's id), once the keeper said it."""
         self._ended: Ended | None = None
@@ -78,25 +110,43 @@ class KeptProcess:
 
     def _listen(self) -> None:
         assert self.keeper.stdout is not None
-        said: dict[str, object] = {}
-        for line in self.keeper.stdout:
-            with contextlib.suppress(ValueError):
-                record = json.loads(line)
-                if isinstance(record, dict):
-                    said.update(record)
-            if isinstance(said.get("pid"), int):
-                self.pid = int(str(said["pid"]))
+        said: dict[str, int | str] = {}
+        while line := self.keeper.stdout.readline(LINE_BYTES):
+            said.update(report(line))
+            if "pid" in said and self.pid is None:  # the first pid it gives is the group
+                self.pid = int(said["pid"])
             self._started.set()
         self.keeper.wait()
         code, dropped = said.get("returncode"), said.get("dropped", 0)
+        error = str(said.get("error", ""))
+        if code is None and self.pid is not None:
+            # The keeper died without its last report (kill -9): its command runs on, with
+            # nobody left to stop it. Its group is ours to stop (Linux never reuses an id
+            # that is still a group's).
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
+            error = error or KEEPER_GONE
+            with contextlib.suppress(OSError):
+                self._note(f"\n[{KEEPER_GONE}]\n")
         self._ended = Ended(
             code if isinstance(code, int) else None,
             self.clock.now(),
             dropped if isinstance(dropped, int) else 0,
-            str(said.get("error", "")),
+            error,
         )
         self._started.set()
         self._done.set()
+
+    def _note(self, text: str) -> None:
+        """Add a line to the log, where the model reads the output (a file we made: appended
+        to only if it is still a plain file of ours)."""
+        flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK
+        fd = os.open(self.log, flags)
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                os.write(fd, text.encode())
+        finally:
+            os.close(fd)
 
     def ended(self) -> Ended | None:
         return self._ended if self._done.is_set() else None

@@ -13,6 +13,7 @@ line, and it plugs into the same manager, tools and plugin as the real
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +66,9 @@ class ScriptedRun:
         self._written = 0  # pieces in the log so far
         self._bytes = 0
         self._ended: Ended | None = None
+        # Two task_output calls on one shell run in parallel threads (both read-only): one
+        # catches up at a time, or both would write the same pieces to the log.
+        self._lock = threading.Lock()
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         os.close(os.open(log, flags, 0o600))
 
@@ -74,6 +78,10 @@ class ScriptedRun:
 
     def _catch_up(self) -> None:
         """Write the pieces whose time has come; end the run if the clock passed its end."""
+        with self._lock:
+            self._catch_up_now()
+
+    def _catch_up_now(self) -> None:
         if self._ended is not None:
             return
         now = self.clock.now()
@@ -100,10 +108,11 @@ class ScriptedRun:
         return self.ended()
 
     def kill(self) -> Ended | None:
-        self._catch_up()
-        if self._ended is None:
-            self._ended = Ended(KILLED, self.clock.now(), max(self._bytes - self.cap, 0))
-        return self._ended
+        with self._lock:
+            self._catch_up_now()
+            if self._ended is None:
+                self._ended = Ended(KILLED, self.clock.now(), max(self._bytes - self.cap, 0))
+            return self._ended
 
 
 class Scripted:

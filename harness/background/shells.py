@@ -17,9 +17,11 @@ the harness dies without running any code at all.
 from __future__ import annotations
 
 import builtins
+import os
 import re
 import secrets
 import shutil
+import stat
 import string
 import tempfile
 import threading
@@ -39,6 +41,16 @@ LOG_CAP_BYTES = 16 * 1024 * 1024
 """The most a log file keeps (our choice; what comes after is counted, and a note says how
 much was dropped). Claude Code caps its task output files at 5 GB and kills the command
 past that (``MAX_TASK_OUTPUT_BYTES``)."""
+
+MAX_RUNNING = 32
+"""The most shells one session runs at once (our choice: Claude Code documents no limit).
+Each real one is a keeper process, a thread of the harness and the command itself; a model
+caught in a loop of ``run_in_background`` calls is told to stop some first instead of
+filling the process table."""
+NOTE_BYTES = 4096
+"""Room past the log's cap for the keeper's closing note (it says how much was dropped)."""
+SHOWN_ID_CHARS = 64
+"""The most of an unknown task id an error repeats back (the model may send a page)."""
 
 Status = Literal["running", "completed", "failed", "killed"]
 _ALPHABET = string.digits + string.ascii_lowercase
@@ -165,6 +177,11 @@ class BackgroundShells:
         self._lock = threading.Lock()
         self._jobs: list[Job] = []
         self._temporary: list[Path] = []
+        self._identity: os.stat_result | None = None
+        """The log folder as the harness made it (a replaced folder is then refused)."""
+        self._closed = False
+        self._starting: set[str] = set()
+        """Ids handed out to shells still being started."""
         # Stop what still runs when the interpreter exits, if nobody closed the manager.
         self._finalizer = weakref.finalize(self, _stop_all, self._jobs, self._temporary)
 
@@ -179,13 +196,20 @@ class BackgroundShells:
 
     @property
     def folder(self) -> Path:
-        """Where the logs are (made on first use)."""
-        if self._folder is None:
-            self._folder = Path(tempfile.mkdtemp(prefix="harness-background-"))
-            self._temporary.append(self._folder)
-        else:
-            self._folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return self._folder
+        """Where the logs are (made on first use; subagents start shells in parallel
+        threads, so once)."""
+        with self._lock:
+            if self._folder is None:
+                self._folder = Path(tempfile.mkdtemp(prefix="harness-background-"))
+                self._temporary.append(self._folder)
+            elif self._identity is None:
+                self._folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if self._identity is None:
+                self._identity = os.stat(self._folder, follow_symlinks=False)
+                if not stat.S_ISDIR(self._identity.st_mode):
+                    self._identity = None
+                    raise ShellError(f"the log folder is not a folder: {self._folder}")
+            return self._folder
 
     # -- starting and stopping ---------------------------------------------------------------
 
@@ -198,23 +222,48 @@ class BackgroundShells:
         description: str = "",
         tool_use_id: str = "",
     ) -> ShellInfo:
-        """Start ``command`` in ``cwd`` and return at once."""
-        if not self._finalizer.alive:
-            raise ShellError("the background shells of this session were closed")
-        task_id = self.ids()
-        if not _SAFE_ID.fullmatch(task_id) or task_id in self._shells:
-            raise ValueError(f"not a new, safe task id: {task_id!r}")
-        log = self.folder / f"{task_id}.output"  # Claude Code's name: <task id>.output
-        started = self.clock.now()
-        job = self.spawner.start(
-            command, cwd=cwd, workspace=workspace, log=log, cap=self.log_cap, clock=self.clock
-        )
-        shell = _Shell(
-            task_id, command, description, tool_use_id, log, job, started, LogReader(log)
-        )
+        """Start ``command`` in ``cwd`` and return at once. Refused (:class:`ShellError`)
+        once the session is closed, or with :data:`MAX_RUNNING` shells running."""
         with self._lock:
-            self._shells[task_id] = shell
-            self._jobs.append(job)
+            if self._closed:
+                raise ShellError("the background shells of this session were closed")
+        folder = self.folder
+        running = len(self.running())
+        with self._lock:  # subagents start shells from parallel threads
+            if self._closed:
+                raise ShellError("the background shells of this session were closed")
+            if running + len(self._starting) >= MAX_RUNNING:
+                raise ShellError(
+                    f"{MAX_RUNNING} background shells are already running in this session: "
+                    "stop one you no longer need with task_stop first"
+                )
+            task_id = self.ids()
+            if (
+                not _SAFE_ID.fullmatch(task_id)
+                or task_id in self._shells
+                or task_id in self._starting
+            ):
+                raise ValueError(f"not a new, safe task id: {task_id!r}")
+            self._starting.add(task_id)
+        log = folder / f"{task_id}.output"  # Claude Code's name: <task id>.output
+        started = self.clock.now()
+        try:
+            job = self.spawner.start(
+                command, cwd=cwd, workspace=workspace, log=log, cap=self.log_cap, clock=self.clock
+            )
+        finally:
+            with self._lock:
+                self._starting.discard(task_id)
+        reader = LogReader(log, folder=self._identity, limit=self.log_cap + NOTE_BYTES)
+        shell = _Shell(task_id, command, description, tool_use_id, log, job, started, reader)
+        with self._lock:
+            closed = self._closed
+            if not closed:
+                self._shells[task_id] = shell
+                self._jobs.append(job)
+        if closed:  # closed by another thread while it started: it must not run on
+            job.kill()
+            raise ShellError("the background shells of this session were closed")
         return self._info(shell)
 
     def stop(self, task_id: str) -> ShellInfo:
@@ -234,6 +283,7 @@ class BackgroundShells:
         """Stop every running shell (and remove the log folder if it is a temporary one).
         Safe to call twice."""
         with self._lock:
+            self._closed = True
             shells = list(self._shells.values())
         for shell in shells:
             with shell.lock:
@@ -248,9 +298,10 @@ class BackgroundShells:
     # -- reading -----------------------------------------------------------------------------
 
     def read_new(self, task_id: str) -> Reading:
-        """The output written since the last read (at most :attr:`read_cap` characters, head
-        and tail, then where the whole log is); a read of a finished shell's end counts as
-        telling the model it finished."""
+        """The output written since the last read (at most :attr:`read_cap` characters: the
+        tail, after a line that says where the whole log is); a read of a finished shell's
+        end counts as telling the model it finished, and says why it could not run, if it
+        could not."""
         shell = self._get(task_id)
         with shell.lock:
             self._refresh(shell)
@@ -258,7 +309,17 @@ class BackgroundShells:
             text = shell.reader.read(final=final)
             if final:
                 shell.announced = True
+                error = shell.ended.error if shell.ended is not None else ""
+                if error and error not in text:  # the log could not say it: say it here
+                    text += f"[{error}]\n"
             return Reading(self._info(shell), capped(text, shell.log, self.read_cap))
+
+    def tail(self, task_id: str, size: int) -> bytes:
+        """The last ``size`` bytes of a shell's log, for a person to look at: what the model
+        reads next is not moved. Raises :class:`~harness.background.logs.LogUnreadable` for
+        a log that is no longer the harness's own file."""
+        shell = self._get(task_id)
+        return shell.reader.tail(size)
 
     def wait(self, task_id: str, timeout: float) -> ShellInfo:
         """Wait up to ``timeout`` seconds for a shell to end (real seconds for a real
@@ -309,7 +370,8 @@ class BackgroundShells:
         with self._lock:
             shell = self._shells.get(task_id)
         if shell is None:
-            raise ShellError(f"No task found with ID: {task_id}")
+            shown = task_id if len(task_id) <= SHOWN_ID_CHARS else task_id[:SHOWN_ID_CHARS] + "…"
+            raise ShellError(f"No task found with ID: {shown}")
         return shell
 
     def _refresh(self, shell: _Shell) -> None:

@@ -26,6 +26,7 @@ from rich.text import Text
 
 from harness.background import BackgroundWork, ShellError, ShellInfo
 from harness.background.plugin import duration
+from harness.cli.sessions import short
 from harness.cli.terminal import readable, table
 
 TAIL_LINES = 20
@@ -42,7 +43,7 @@ def shell_rows(work: BackgroundWork) -> list[tuple[str, str, str, str, str]]:
             info.status,
             duration(info.runtime),
             "" if info.exit_code is None else str(info.exit_code),
-            _short(readable(info.label), 70),
+            short(readable(info.label), 70),
         )
         for info in work.shells.list()
     ]
@@ -95,7 +96,13 @@ def _show_one(console: Console, work: BackgroundWork, task_id: str) -> None:
         return
     console.print(Text(_heading(info), style="bold"))
     console.print(Text(f"  output: {info.log}", style="dim"))
-    lines = tail(info)
+    try:
+        lines = tail(work, info)
+    except OSError as error:  # swapped for a link or a FIFO, or its folder gone
+        console.print(
+            Text(f"  (its output cannot be read: {readable(str(error))})", style="yellow")
+        )
+        return
     if not lines:
         console.print(Text("  (no output yet)", style="dim"))
     for line in lines:
@@ -107,22 +114,13 @@ def _heading(info: ShellInfo) -> str:
     return f"{info.task_id}: {readable(info.label)} ({info.status}, {duration(info.runtime)}{code})"
 
 
-def tail(info: ShellInfo, lines: int = TAIL_LINES) -> list[str]:
-    """The last ``lines`` lines of a shell's log (none if it cannot be read)."""
-    try:
-        with info.log.open("rb") as file:
-            size = file.seek(0, 2)
-            file.seek(max(size - TAIL_BYTES, 0))
-            data = file.read()
-    except OSError:
-        return []
+def tail(work: BackgroundWork, info: ShellInfo, lines: int = TAIL_LINES) -> list[str]:
+    """The last ``lines`` lines of a shell's log, read as the model's reads are (the
+    harness's own file or nothing: never through a link, never waiting on a FIFO). Raises
+    ``OSError`` if it is no longer the harness's file."""
+    data = work.shells.tail(info.task_id, TAIL_BYTES)
     text = data.decode("utf-8", errors="replace")
     return list(deque(text.rstrip("\n").splitlines(), maxlen=lines)) if text.strip() else []
-
-
-def _short(text: str, width: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 __all__ = ["TAIL_LINES", "shell_rows", "show_shells", "tail"]

@@ -95,7 +95,8 @@ def waterfall(spans: Sequence[ReadableSpan], *, title: str = "") -> Figure:
     start = min((s.start_time or 0 for _, s in rows), default=0)
     end = max((s.end_time or 0 for _, s in rows), default=start)
     width = max(_seconds(end - start), 1.0)
-    fig, ax = plt.subplots(figsize=(11, 0.5 + 0.24 * max(len(rows), 1)))
+    # At least 1.5 inches: the legend and title take 0.9 above the rows, whatever their number.
+    fig, ax = plt.subplots(figsize=(11, max(1.5, 0.5 + 0.24 * len(rows))))
     for y, (depth, s) in enumerate(rows):
         left = _seconds((s.start_time or 0) - start)
         length = _seconds((s.end_time or 0) - (s.start_time or 0))
@@ -121,7 +122,7 @@ def waterfall(spans: Sequence[ReadableSpan], *, title: str = "") -> Figure:
             family="monospace",
             transform=ax.get_yaxis_transform(),
         )
-    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_ylim(max(len(rows), 1) - 0.5, -0.5)  # no spans: one empty row, not a flat axis
     ax.set_xlim(0, width * 1.08)
     ax.set_yticks([])
     ax.set_xlabel("seconds since the session started (the agent's clock)", fontsize=9)

@@ -17,13 +17,16 @@ from typing import Any
 from anthropic.types import Message
 
 from harness import messages as m
+from harness.messages import valid_text
 from harness.tracing.names import CONTENT_MAX
 
 TRUNCATED = "…[truncated]"
 
 
 def clip(text: str, limit: int = CONTENT_MAX) -> str:
-    """``text``, at most ``limit`` characters, marked if it was cut."""
+    """``text``, at most ``limit`` characters, marked if it was cut, and valid UTF-8 (a lone
+    surrogate, from a file name's undecodable bytes, would fail the exporter's whole batch)."""
+    text = valid_text(text)
     return text if len(text) <= limit else text[: limit - len(TRUNCATED)] + TRUNCATED
 
 
@@ -35,19 +38,32 @@ def parts(content: Any) -> list[dict[str, Any]]:
     """A message's content as the conventions' parts."""
     if isinstance(content, str):
         return [{"type": "text", "content": content}]
+    if not isinstance(content, list | tuple):
+        return [{"type": type(content).__name__}]
     out: list[dict[str, Any]] = []
     for block in content:
-        b = m.as_block(block)
+        # ``.get`` throughout: a conversation read back from disk, or mended after a bad
+        # reply, may hold a block without all its fields, and a trace must never fail a call.
+        b = m.as_block(block) if isinstance(block, Mapping) else {"type": type(block).__name__}
         kind = b.get("type")
         if kind == "text":
             out.append({"type": "text", "content": b.get("text", "")})
         elif kind == "tool_use":
             out.append(
-                {"type": "tool_call", "id": b["id"], "name": b["name"], "arguments": b["input"]}
+                {
+                    "type": "tool_call",
+                    "id": b.get("id"),
+                    "name": b.get("name"),
+                    "arguments": b.get("input"),
+                }
             )
         elif kind == "tool_result":
             out.append(
-                {"type": "tool_call_response", "id": b["tool_use_id"], "response": result_text(b)}
+                {
+                    "type": "tool_call_response",
+                    "id": b.get("tool_use_id"),
+                    "response": result_text(b),
+                }
             )
         else:  # images, documents, thinking: named, not copied
             out.append({"type": str(kind)})
@@ -56,7 +72,9 @@ def parts(content: Any) -> list[dict[str, Any]]:
 
 def input_messages(messages: Sequence[Mapping[str, Any]]) -> str:
     """``gen_ai.input.messages``: the conversation as sent."""
-    return as_json([{"role": msg["role"], "parts": parts(msg["content"])} for msg in messages])
+    return as_json(
+        [{"role": msg.get("role"), "parts": parts(msg.get("content", ""))} for msg in messages]
+    )
 
 
 def output_messages(reply: Message) -> str:
@@ -76,7 +94,9 @@ def result_text(block: Mapping[str, Any]) -> str:
     content = block.get("content", "")
     if isinstance(content, str):
         return content
+    if not isinstance(content, list):
+        return f"[{type(content).__name__}]"
     return "\n".join(
         str(b.get("text", "")) if b.get("type") == "text" else f"[{b.get('type')}]"
-        for b in map(m.as_block, content)
+        for b in (c if isinstance(c, Mapping) else {"type": type(c).__name__} for c in content)
     )

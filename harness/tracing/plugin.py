@@ -44,10 +44,9 @@ from harness import messages as m
 from harness.events import AssistantReplied, Event, ModelCalled, TurnEnded
 from harness.loop import BaseAgent, ModelRequest, Plugin, Rewrite, ToolProgress
 from harness.pricing import cost_of, prompt_tokens
-from harness.tracing import content
+from harness.tracing import content, settings
 from harness.tracing import names as n
 from harness.tracing.events import AS_SPANS, event_attributes
-from harness.tracing.settings import TraceSettings
 
 AGENT = "harness"
 """``gen_ai.agent.name`` of the run span, and the second word of its name."""
@@ -75,7 +74,7 @@ class Tracing(Plugin):
         source = provider or trace.get_tracer_provider()
         self.tracer = source.get_tracer("harness.tracing")
         if capture_content is None:
-            capture_content = TraceSettings.from_env(os.environ).capture_content
+            capture_content = settings.capture_content(os.environ)  # not HARNESS_TRACE: not ours
         self.capture = capture_content
         self.session_id = session_id
         """``gen_ai.conversation.id`` of every span, when known (the transcript's session)."""
@@ -84,8 +83,10 @@ class Tracing(Plugin):
         self._run: Span | None = None
         self._turn: Span | None = None
         self._tools: dict[str, Span] = {}
-        self._failed: weakref.ref[ModelRequest] | None = None
-        self._attempt = 0
+        self._attempts = threading.local()
+        """The request whose attempt failed last, and its attempt number, per thread:
+        parallel subagents call through this plugin from their own threads, and a retry
+        happens in the thread of the call that failed."""
         self._totals: dict[str, float] = {}
         self._said: list[Event] = []
         """Rewrites' events already on the trace (held, so no other object takes their id)."""
@@ -123,7 +124,7 @@ class Tracing(Plugin):
             **self._conversation(),
         }
         if prompt is not None and self.capture:
-            attributes[n.INPUT_MESSAGES] = content.prompt_messages(prompt)
+            attributes[n.INPUT_MESSAGES] = _captured(content.prompt_messages, prompt)
         run = self.tracer.start_span(
             f"{n.INVOKE_AGENT} {self.agent_name}",
             context=Context(),  # a new trace, whatever the SDK thinks is current
@@ -204,19 +205,22 @@ class Tracing(Plugin):
     def call_model(
         self, agent: BaseAgent, request: ModelRequest, call: Callable[[ModelRequest], Message]
     ) -> Message:
-        retry = self._failed is not None and self._failed() is request
-        self._attempt = self._attempt + 1 if retry else 1
+        state = self._attempts
+        failed: weakref.ref[ModelRequest] | None = getattr(state, "failed", None)
+        retry = failed is not None and failed() is request
+        attempt: int = state.attempt + 1 if retry else 1
+        state.failed, state.attempt = None, attempt
         attributes: dict[str, AttributeValue] = {
             n.OPERATION: n.CHAT,
             n.PROVIDER: n.ANTHROPIC,
             n.REQUEST_MODEL: request.model,
             n.REQUEST_MAX_TOKENS: request.max_tokens,
             n.PURPOSE: request.purpose,
-            n.ATTEMPT: self._attempt,
+            n.ATTEMPT: attempt,
             **self._conversation(),
         }
         if self.capture:
-            attributes[n.INPUT_MESSAGES] = content.input_messages(request.messages)
+            attributes[n.INPUT_MESSAGES] = _captured(content.input_messages, request.messages)
         span = self.tracer.start_span(
             f"{n.CHAT} {request.model}",
             context=self._parent(),
@@ -227,14 +231,13 @@ class Tracing(Plugin):
         try:
             reply = call(request)
         except BaseException as error:
-            self._failed = weakref.ref(request)
+            state.failed = weakref.ref(request)
             span.set_attribute(n.ERROR_TYPE, type(error).__name__)
             if isinstance(error, anthropic.APIStatusError):
                 span.set_attribute("http.response.status_code", error.status_code)
             span.set_status(Status(StatusCode.ERROR, self._describe(error)))
             span.end(end_time=_ns(agent))
             raise
-        self._failed = None
         span.set_attributes(self._reply_attributes(reply, request))
         span.end(end_time=_ns(agent))
         return reply
@@ -262,7 +265,7 @@ class Tracing(Plugin):
         if cost is not None:
             out[n.COST_USD] = totals[n.COST_USD] = cost
         if self.capture:
-            out[n.OUTPUT_MESSAGES] = content.output_messages(reply)
+            out[n.OUTPUT_MESSAGES] = _captured(content.output_messages, reply)
         with self._lock:
             for key, value in totals.items():
                 self._totals[key] = self._totals.get(key, 0.0) + value
@@ -283,7 +286,9 @@ class Tracing(Plugin):
                         **self._conversation(),
                     }
                     if self.capture:
-                        attributes[n.TOOL_ARGUMENTS] = content.as_json(use.get("input", {}))
+                        attributes[n.TOOL_ARGUMENTS] = _captured(
+                            content.as_json, use.get("input", {})
+                        )
                     self._tools[tool_use_id] = self.tracer.start_span(
                         f"{n.EXECUTE_TOOL} {name}",
                         context=parent,
@@ -298,7 +303,7 @@ class Tracing(Plugin):
                     if span is None:  # refused or never run: no span was started
                         continue
                     if self.capture:
-                        span.set_attribute(n.TOOL_RESULT, content.clip(content.result_text(result)))
+                        span.set_attribute(n.TOOL_RESULT, _captured(content.result_text, result))
                     if result.get("is_error"):
                         span.set_attribute(n.ERROR_TYPE, TOOL_ERROR)
                         span.set_status(Status(StatusCode.ERROR))
@@ -330,6 +335,15 @@ class Tracing(Plugin):
 
     def _describe(self, error: BaseException) -> str | None:
         return content.clip(f"{type(error).__name__}: {error}") if self.capture else None
+
+
+def _captured(render: Callable[[Any], str], value: Any) -> str:
+    """Content as an attribute, cut to size; a value it cannot render is named, never let
+    to fail the call it describes."""
+    try:
+        return content.clip(render(value))
+    except Exception as error:  # a trace must never cost the session a call
+        return f"[not captured: {type(error).__name__}]"
 
 
 def _ns(agent: BaseAgent) -> int:

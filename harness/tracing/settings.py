@@ -45,8 +45,13 @@ class TraceSettings:
         """
         value = flag if flag is not None else env.get(TRACE_ENV, "")
         enabled, endpoint = parse_trace(value)
-        capture = env.get(CAPTURE_CONTENT_ENV, "").strip().lower() == "true"
-        return cls(enabled=enabled, endpoint=endpoint, capture_content=capture)
+        return cls(enabled=enabled, endpoint=endpoint, capture_content=capture_content(env))
+
+
+def capture_content(env: Mapping[str, str]) -> bool:
+    """Whether ``env`` turns content capture on (``true``, as OpenTelemetry's own GenAI
+    instrumentations read it)."""
+    return env.get(CAPTURE_CONTENT_ENV, "").strip().lower() == "true"
 
 
 def parse_trace(value: str) -> tuple[bool, str | None]:
@@ -60,12 +65,27 @@ def parse_trace(value: str) -> tuple[bool, str | None]:
         return False, None
     if text.lower() in _ON:
         return True, None
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    problem = _url_problem(text)
+    if problem:
         raise TraceSettingError(
-            f"{TRACE_ENV} (or --trace) is {text!r}: use 1 (the standard OTLP endpoint), 0, or "
-            "an http(s) URL such as http://localhost:6006/v1/traces"
+            f"{TRACE_ENV} (or --trace) is {text!r}: {problem}. Use 1 (the standard OTLP "
+            "endpoint), 0, or an http(s) URL such as http://localhost:6006/v1/traces"
         )
+    parts = urlsplit(text)
     if parts.path in ("", "/"):
         text = text.rstrip("/") + TRACES_PATH
     return True, text
+
+
+def _url_problem(text: str) -> str:
+    """What makes ``text`` a URL no exporter could post to, or ``""``."""
+    if not text.isprintable() or any(c.isspace() for c in text):
+        return "a URL has no spaces or control characters"
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - read for its check: a port past 65535 raises ValueError
+    except ValueError as error:  # an unclosed [ of an IPv6 address, a port out of range
+        return f"not a URL ({error})"
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return "not an http(s) URL with a host"
+    return ""
