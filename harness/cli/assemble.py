@@ -47,7 +47,7 @@ cannot be used is left as it is, and the session goes on without one:
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -245,6 +245,7 @@ def assemble(
     mcp: McpServers | None = None,
     spawner: Spawner | None = None,
     background: bool = True,
+    leave_out: Collection[str] = (),
 ) -> Harness:
     """The agent with every mechanism, on a new session or, with ``session``, a resumed one.
 
@@ -256,7 +257,9 @@ def assemble(
     ``spawner``: what runs background commands (default: real processes, in chapter 02's
     sandbox; :class:`~harness.background.Scripted` stand-ins in tests and notebooks);
     ``background=False``: chapter 02's ``bash`` alone, no background shells (the session of
-    chapters 11 to 14).
+    chapters 11 to 14). ``leave_out``: names of tools the session goes without (an eval's
+    configuration, chapter 15): they are neither offered nor named on the prompt's tool line,
+    so a model is never told of a tool it cannot call (``subagent``, ``fork``: not attached).
     """
     clock = clock or RealClock()
     workspace = Workspace(options.workspace)
@@ -288,8 +291,13 @@ def assemble(
         work = BackgroundWork(BackgroundShells(clock=clock, spawner=spawner or Processes()))
         # Chapter 02's bash gives its place to the one that also runs in the background.
         workspace_tools = [t for t in workspace_tools if t.name != "bash"] + work.tools()
-    tools = [*workspace_tools, *planning.tools(), *skills.tools(), *offer.tools]
-    names = [t.name for t in tools] + ["subagent", "fork"]
+    gone = frozenset(leave_out)
+    tools = [
+        t
+        for t in [*workspace_tools, *planning.tools(), *skills.tools(), *offer.tools]
+        if t.name not in gone
+    ]
+    names = [n for n in [t.name for t in tools] + ["subagent", "fork"] if n not in gone]
     listing = [s for s in (skills.section, offer.section) if s is not None]
     shown = offer.listed(names)
     system, claude_md = system_prompt(workspace.root, shown, clock, options.home, listing)
@@ -334,11 +342,14 @@ def assemble(
         ),
         plugins=plugins,
     )
-    subagent = Subagent(name="subagent", tools=EXPLORER_TOOLS).attach(agent)
+    subagent = Subagent(name="subagent", tools=tuple(n for n in EXPLORER_TOOLS if n not in gone))
     # A fork keeps every definition (the cache's bytes) but may not write its parent's list
     # nor leave its parent's plan mode: those calls are refused by a deny rule.
     allowed = [n for n in names if n not in PLANNING_TOOLS]
-    forked = Subagent(name="fork", fork=True, tools=allowed).attach(agent)
+    forked = Subagent(name="fork", fork=True, tools=allowed)
+    for child in (subagent, forked):
+        if child.name not in gone:
+            child.attach(agent)
     harness = Harness(
         agent,
         sessions,

@@ -1,10 +1,12 @@
 """Configurations: the full harness, and the harness with exactly one mechanism left out.
 
 The full harness is what the command line runs, :func:`harness.cli.assemble.assemble`. A
-configuration is applied *after* assembling, by taking one thing out of that very agent (a
-plugin, a tool, a setting), so that each configuration differs from the full harness in that
-one place only, and the assembly is never copied: a change to ``assemble`` is a change to
-every configuration.
+configuration names the tools to leave out of the assembly (``assemble(..., leave_out=...)``:
+they are then neither offered nor named on the system prompt's tool line, so the model is
+never told of a tool it cannot call), and is applied *after* assembling, by taking one thing
+out of that very agent (a plugin, a setting), so that each configuration differs from the
+full harness in that one place only, and the assembly is never copied: a change to
+``assemble`` is a change to every configuration.
 
 What each leaves out:
 
@@ -15,7 +17,8 @@ What each leaves out:
 * **no tier 2**: chapter 07's session-memory compaction (auto-compact goes straight to a
   summary, a model call); session memory itself is still extracted;
 * **no auto-compact**: chapter 05's :class:`~harness.compaction.auto.AutoCompact` (only
-  error recovery's reactive compaction is left, after a prompt-too-long refusal);
+  error recovery's reactive compaction is left, after a prompt-too-long refusal or a reply
+  cut at the window's end);
 * **no recovery**: chapter 06's :class:`~harness.recovery.Recovery` (an API error ends the
   run);
 * **no subagents**: chapter 10's ``subagent`` and ``fork`` tools;
@@ -34,7 +37,6 @@ from harness.background import BackgroundWork
 from harness.cli.assemble import Harness
 from harness.compaction.microcompact import Microcompact
 from harness.loop import Plugin
-from harness.subagents import Subagent
 from harness.tools.base import Tool, ToolContext
 from harness.tools.dispatch import ToolRunner
 from harness.tools.shell import BashInput
@@ -44,12 +46,15 @@ from harness.transcript import Transcript
 
 @dataclass(frozen=True)
 class Configuration:
-    """A way to run the harness: ``apply`` takes one mechanism out of an assembled harness."""
+    """A way to run the harness: assembled without the tools in ``leave_out``, then ``apply``
+    takes the rest of one mechanism out of the assembled harness."""
 
     name: str
     removes: str
     """What is left out, in a few words (``""`` for the full harness)."""
     apply: Callable[[Harness], None]
+    leave_out: tuple[str, ...] = ()
+    """Tools the assembly goes without (``assemble(..., leave_out=...)``)."""
 
     def __str__(self) -> str:
         return self.name
@@ -61,15 +66,6 @@ def _nothing(_harness: Harness) -> None:
 
 def _without_plugins(harness: Harness, kind: type[Plugin]) -> None:
     harness.agent.plugins[:] = [p for p in harness.agent.plugins if not isinstance(p, kind)]
-
-
-def _without_tools(harness: Harness, *names: str) -> None:
-    runner = harness.agent.tools
-    if not isinstance(runner, ToolRunner):  # assemble always builds a ToolRunner
-        raise TypeError("the assembled agent has no tool runner")
-    # The registry has no removal (its order is part of the prompt); rebuild it without them.
-    kept = [t for n in runner.registry.names() if n not in names and (t := runner.registry.get(n))]
-    runner.registry = type(runner.registry)(kept)
 
 
 def _no_cache(harness: Harness) -> None:
@@ -97,11 +93,6 @@ def _no_recovery(harness: Harness) -> None:
     harness.agent.plugins.remove(harness.recovery)
 
 
-def _no_subagents(harness: Harness) -> None:
-    _without_plugins(harness, Subagent)
-    _without_tools(harness, harness.subagent.name, harness.fork.name)
-
-
 def _no_transcript(harness: Harness) -> None:
     _without_plugins(harness, Transcript)
 
@@ -110,9 +101,9 @@ def _no_background(harness: Harness) -> None:
     work = harness.background
     if work is None:
         return
-    _without_plugins(harness, BackgroundWork)
+    _without_plugins(harness, BackgroundWork)  # task_output and task_stop: left out
     runner = harness.agent.tools
-    if not isinstance(runner, ToolRunner):
+    if not isinstance(runner, ToolRunner):  # assemble always builds a ToolRunner
         raise TypeError("the assembled agent has no tool runner")
     # Chapter 02's bash in its place: the same input, no run_in_background; it still runs
     # through the session's spawner, so a stand-in command stays a stand-in.
@@ -122,10 +113,11 @@ def _no_background(harness: Harness) -> None:
         return shells.foreground(args, context)
 
     blocking = Tool("bash", chapter02_bash.description, BashInput, foreground)
+    # The registry has no replacement (its order is part of the prompt): rebuild it in order.
     tools = [
         blocking if n == "bash" else t
         for n in runner.registry.names()
-        if n not in ("task_output", "task_stop") and (t := runner.registry.get(n)) is not None
+        if (t := runner.registry.get(n)) is not None
     ]
     runner.registry = type(runner.registry)(tools)
 
@@ -136,9 +128,16 @@ NO_MICROCOMPACT = Configuration("no microcompact", "tier 1 (ch04)", _no_microcom
 NO_TIER2 = Configuration("no tier 2", "session-memory compaction (ch07)", _no_tier2)
 NO_AUTO_COMPACT = Configuration("no auto-compact", "auto-compact (ch05)", _no_auto_compact)
 NO_RECOVERY = Configuration("no recovery", "error recovery (ch06)", _no_recovery)
-NO_SUBAGENTS = Configuration("no subagents", "subagents and forks (ch10)", _no_subagents)
+NO_SUBAGENTS = Configuration(
+    "no subagents", "subagents and forks (ch10)", _nothing, leave_out=("subagent", "fork")
+)
 NO_TRANSCRIPT = Configuration("no transcript", "transcript and resume (ch08)", _no_transcript)
-NO_BACKGROUND = Configuration("no background shells", "background work (ch15)", _no_background)
+NO_BACKGROUND = Configuration(
+    "no background shells",
+    "background work (ch15)",
+    _no_background,
+    leave_out=("task_output", "task_stop"),
+)
 
 CONFIGURATIONS: tuple[Configuration, ...] = (
     FULL,

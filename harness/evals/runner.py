@@ -66,6 +66,9 @@ class Outcome:
     over_window: int
     """Requests the API refused as longer than the window (each one then compacted by error
     recovery, if it is there)."""
+    summaries: int = 0
+    """Compactions of the main conversation that were a summary: a model call each (what
+    session memory, tier 2, saves when it has kept up)."""
 
     @property
     def tokens(self) -> int:
@@ -105,6 +108,7 @@ def outcome_of(trial: Trial) -> Outcome:
         ),
         compactions=sum(isinstance(e, Compacted) for e in trial.events),
         over_window=sum(isinstance(e, PromptTooLong) for e in trial.events),
+        summaries=sum(isinstance(e, Compacted) and e.tier == "summary" for e in trial.events),
     )
 
 

@@ -2,13 +2,14 @@
 
 One row per configuration, over all the tasks: how many tasks it finished, what they cost
 (USD, summed over every task, finished or not), the turns, the tokens of each kind, the wall
-time on the fake clock, the largest context the main loop sent, and the requests refused as
-longer than the window. The deltas are against the full harness: a mechanism is worth the
-tasks its absence loses, and the cost and time its absence adds (a negative delta means the
-mechanism costs more than it saves on these tasks). The cost delta is the average of each
-finished task's own change, so that one dear task does not hide what happens to the others,
-and a task lost early (and so cheaply) does not count as a saving; the wall-time delta is
-likewise over the tasks the configuration finished.
+time on the fake clock, the largest context the main loop sent, the requests refused as
+longer than the window, and the compactions that were a summary (each a model call: what
+session memory saves when it has kept up). The deltas are against the full harness: a
+mechanism is worth the tasks its absence loses, and the cost and time its absence adds (a
+negative delta means the mechanism costs more than it saves on these tasks). The cost delta
+is the average of each finished task's own change, so that one dear task does not hide what
+happens to the others, and a task lost early (and so cheaply) does not count as a saving;
+the wall-time delta is likewise over the tasks the configuration finished.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class Row:
     """Requests refused as longer than the window, all its tasks together."""
     lost: tuple[str, ...]
     """The tasks it did not finish."""
+    summaries: int = 0
+    """Compactions that were a summary (a model call each), all its tasks together."""
 
 
 def _row(configuration: str, outcomes: Sequence[Outcome]) -> Row:
@@ -56,6 +59,7 @@ def _row(configuration: str, outcomes: Sequence[Outcome]) -> Row:
         peak_context=max((o.peak_context for o in outcomes), default=0),
         over_window=sum(o.over_window for o in outcomes),
         lost=tuple(o.task for o in outcomes if not o.finished),
+        summaries=sum(o.summaries for o in outcomes),
     )
 
 
@@ -120,6 +124,7 @@ class AblationTable:
             "Δ wall",
             "peak context",
             "over window",
+            "summaries",
             "tasks lost",
         ]
 
@@ -144,6 +149,7 @@ class AblationTable:
                     "" if is_full else f"{self.wall_delta(row):+,.0f} s",
                     f"{row.peak_context:,}",
                     f"{row.over_window}",
+                    f"{row.summaries}",
                     ", ".join(row.lost) or "-",
                 ]
             )

@@ -4,6 +4,7 @@ Each needs some mechanisms (:attr:`~harness.evals.trial.EvalTask.needs` names th
 configurations that should break it or make it clearly dearer):
 
 * :data:`~harness.evals.tasks_long.LONG_TASK`: a long task over a small window;
+* :data:`~harness.evals.tasks_memory.SMALL_STEPS`: many small steps (session memory, tier 2);
 * :data:`~harness.evals.tasks_context.EXPLORE`: exploring in a subagent;
 * :data:`~harness.evals.tasks_context.RENAME`: many turns over one prefix (the prompt cache);
 * :data:`~harness.evals.tasks_failures.FAULT_STORM`: the API failing in every way it does;
@@ -19,10 +20,12 @@ from harness.evals.tasks_background import TESTS_IN_BACKGROUND
 from harness.evals.tasks_context import EXPLORE, RENAME
 from harness.evals.tasks_failures import APPROVAL, CRASH, FAULT_STORM
 from harness.evals.tasks_long import LONG_TASK
+from harness.evals.tasks_memory import SMALL_STEPS
 from harness.evals.trial import EvalTask
 
 TASKS: tuple[EvalTask, ...] = (
     LONG_TASK,
+    SMALL_STEPS,
     EXPLORE,
     RENAME,
     FAULT_STORM,
@@ -47,6 +50,7 @@ __all__ = [
     "FAULT_STORM",
     "LONG_TASK",
     "RENAME",
+    "SMALL_STEPS",
     "TASKS",
     "TESTS_IN_BACKGROUND",
     "task",

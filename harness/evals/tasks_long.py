@@ -1,11 +1,14 @@
-"""A long task over a small window: review 14 modules, one section each in REVIEW.md.
+"""A long task over a small window: review 10 modules, one section each in REVIEW.md.
 
-Each module is about 4.5K tokens; the window is 60K, of which the harness's prompt takes 3K
+Each module is about 6K tokens; the window is 60K, of which the harness's prompt takes 3K
 and the auto-compact reserve 33K. Reading a module is a result microcompact can clear, but
-only once ten are clearable, and thirteen modules already fill the window. So the
-conversation must be compacted as it goes (auto-compact, every few modules); without that,
-the prompt runs past the window, and even after error recovery's reactive compaction the
-reply soon runs into the window's end and is cut off there. The model keeps a running note
+only once ten are clearable, and ten modules already fill the window. So the
+conversation must be compacted as it goes: auto-compact does it at its threshold, every few
+modules, with room to spare. Without it, only error recovery is left, and it compacts at the
+window's very end: each time the API refuses a prompt as too long, or a reply runs into the
+end of the window (``model_context_window_exceeded``: cut, never an answer), it compacts and
+asks again. The task is still done, but every few modules a request fails first, and the
+summary is made from a conversation at the window's limit. The model keeps a running note
 ("Running total after module_07.py: 19 TODO lines"), as a careful model does, so a
 compaction that keeps the note loses nothing.
 """
@@ -22,12 +25,12 @@ from harness.evals.policy import last_match, new_results
 from harness.evals.trial import EvalTask, file_text
 from harness.model.scripted import Reply, Request, ToolCall
 
-MODULES = 14
-LINES = 650
-"""Lines per module (our choice: about 4.5K tokens each)."""
+MODULES = 10
+LINES = 900
+"""Lines per module (our choice: about 6K tokens each)."""
 WINDOW = 60_000
 """Our choice: the prompt (3K) and the auto-compact reserve (33K) leave 24K for the work,
-about five modules; all fourteen would take 63K."""
+about three modules; all ten would take 62K."""
 END = "<!-- end of review -->"
 _NOTE = re.compile(r"Running total after module_(\d+)\.py: (\d+) TODO lines")
 
@@ -131,7 +134,7 @@ def _check(workspace: Path, _conversation: Sequence[m.MessageDict]) -> str | Non
 
 LONG_TASK = EvalTask(
     name="long task in a small window",
-    description=f"Review {MODULES} modules of 4.5K tokens into REVIEW.md, in a 60K window.",
+    description=f"Review {MODULES} modules of 6K tokens into REVIEW.md, in a 60K window.",
     prompt=(
         f"Review src/module_01.py to src/module_{MODULES}.py, one at a time: for each, add a "
         "section to REVIEW.md with its TODO lines and its functions. Then write the total "

@@ -180,6 +180,7 @@ class Trial:
             fsync=False,  # a killed process is simulated in this one: the OS keeps its writes
             # Offline, no command really runs: the task's stand-ins, on the fake clock.
             spawner=None if self.live else Scripted(self.task.commands),
+            leave_out=self.configuration.leave_out,
         )
         self.configuration.apply(harness)
         self.harnesses.append(harness)

@@ -19,6 +19,10 @@ itself does not change). For each way a call can go wrong it does what Claude Co
   fix.
 * **Prompt too long**: compact the conversation once (chapter 05's full compaction) and send
   it again; a second prompt-too-long in the same turn ends the run.
+* **A reply cut at the end of the context window** (stop reason
+  ``model_context_window_exceeded``): never an answer. It is thrown away (billed), the
+  conversation is compacted once as for a prompt too long, and the turn is asked again; cut
+  there a second time in the same turn, the run ends with :class:`GaveUp`.
 * **A reply cut at max_tokens**: the reply is thrown away (billed, never appended) and the
   same request is sent once more with 64K of room. If that is cut too, it is kept and the
   model is asked to continue, at most 3 times, stopping early when continuations stop adding
@@ -51,6 +55,7 @@ from harness.recovery.events import (
     PromptTooLong,
     Retrying,
     StoppedContinuing,
+    WindowExceeded,
 )
 from harness.recovery.failures import Failure, classify, is_prompt_too_long, retry_after
 from harness.recovery.plugin import Attempt, Recovery
@@ -69,6 +74,7 @@ __all__ = [
     "RecoveryPolicy",
     "Retrying",
     "StoppedContinuing",
+    "WindowExceeded",
     "classify",
     "is_prompt_too_long",
     "retry_after",

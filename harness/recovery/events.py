@@ -100,6 +100,22 @@ class PromptTooLong(Event):
 
 
 @dataclass(frozen=True)
+class WindowExceeded(Event):
+    """A reply of the loop ran into the end of the context window (stop reason
+    ``model_context_window_exceeded``): cut, never an answer. It is thrown away (billed) and a
+    reactive compaction follows, then the same turn is asked again."""
+
+    prompt_tokens: int
+    output_tokens: int
+
+    def __str__(self) -> str:
+        return (
+            f"⚠ reply cut at the end of the context window ({self.prompt_tokens:,} prompt + "
+            f"{self.output_tokens:,} output tokens): discarded, compacting once, then asking again"
+        )
+
+
+@dataclass(frozen=True)
 class GaveUp(Event):
     """The run ended because a model call could not be made to work."""
 

@@ -22,6 +22,7 @@ from harness.compaction.summary import SUMMARY_MAX_TOKENS, CompactionError, summ
 from harness.events import Event
 from harness.loop import BaseAgent, ModelRequest, Plugin, StopRun
 from harness.model import faults
+from harness.pricing import prompt_tokens
 from harness.recovery.events import (
     Continued,
     Escalated,
@@ -30,9 +31,21 @@ from harness.recovery.events import (
     PromptTooLong,
     Retrying,
     StoppedContinuing,
+    WindowExceeded,
 )
 from harness.recovery.failures import Failure, classify, retry_after
 from harness.recovery.policy import CONTINUATION_PROMPT, RecoveryPolicy
+
+WINDOW_EXCEEDED = "model_context_window_exceeded"
+"""The stop reason of a reply that ran into the end of the context window (the API returns it
+instead of a 400 when the prompt leaves too little room: "Handling stop reasons",
+platform.claude.com). Claude Code turns it into an API error message ("The model has reached
+its context window limit"), never an answer."""
+WINDOW_CAUSE = "the reply reached the end of the context window (model_context_window_exceeded)"
+WINDOW_ADVICE = (
+    "The conversation leaves the model no room to answer: compact it (/compact), or start a "
+    "new session with what matters."
+)
 
 
 @dataclass(frozen=True)
@@ -87,7 +100,7 @@ class Recovery(Plugin):
         self, agent: BaseAgent, request: ModelRequest, call: Callable[[ModelRequest], Message]
     ) -> Message:
         turn = request.purpose == "turn"
-        compacted = escalated = False
+        compacted = escalated = refilled = False
         while True:
             if self.fallback is not None:
                 request = replace(request, model=self.fallback)
@@ -102,9 +115,15 @@ class Recovery(Plugin):
                 too_long = failed.failure.kind == "prompt_too_long"
                 if too_long and not compacted and self.policy.reactive_compact:
                     compacted = True
-                    request = self._compact_once(agent, request, failed)
+                    size, maximum = faults.prompt_too_long_sizes(failed.error) or (0, 0)
+                    agent.emit(PromptTooLong(size, maximum))
+                    request = self._compact_once(agent, request, failed.failure)
                     continue
                 raise StopRun(self._gave_up(failed, compacted)) from failed.error
+            if turn and reply.stop_reason == WINDOW_EXCEEDED:  # cut there: never an answer
+                request = self._compact_after_cut(agent, request, reply, again=refilled)
+                refilled = True
+                continue
             cut = reply.stop_reason == "max_tokens"
             if turn and cut and not escalated and target and request.max_tokens < target:
                 escalated = True  # once per turn: thrown away, billed, asked again with room
@@ -171,31 +190,42 @@ class Recovery(Plugin):
                 agent.clock.sleep(delay)
                 continue
             self.overloaded = 0
-            outcome = "cut" if reply.stop_reason == "max_tokens" else "ok"
+            outcome = "cut" if reply.stop_reason in ("max_tokens", WINDOW_EXCEEDED) else "ok"
             self.attempts.append(Attempt(start, request.model, request.purpose, outcome))
             return reply
 
-    # -- prompt too long ---------------------------------------------------------------------
+    # -- prompt too long, or a reply cut at the window's end ----------------------------------
 
     def _compact_once(
-        self, agent: BaseAgent, request: ModelRequest, failed: _Unrecovered
+        self, agent: BaseAgent, request: ModelRequest, failure: Failure
     ) -> ModelRequest:
         """Compact the conversation (chapter 05's full compaction) and rebuild the request.
 
         The summary request goes through ``agent.call`` like any other, so it is retried and
         falls back too; it is a side request, so it can never compact in its turn.
         """
-        size, maximum = faults.prompt_too_long_sizes(failed.error) or (0, 0)
-        agent.emit(PromptTooLong(size, maximum))
         try:
             event = (self._compact or self._summarise)(agent)
         except (CompactionError, m.InvalidConversation) as error:
             reason = f"the reactive compaction failed ({error})"
-            raise StopRun(
-                GaveUp("prompt_too_long", failed.failure.cause, reason, failed.failure.advice)
-            ) from error
+            raise StopRun(GaveUp(failure.kind, failure.cause, reason, failure.advice)) from error
         agent.emit(event)
         return replace(request, messages=list(agent.messages))
+
+    def _compact_after_cut(
+        self, agent: BaseAgent, request: ModelRequest, reply: Message, *, again: bool
+    ) -> ModelRequest:
+        """A reply cut at the window's end is thrown away (it was billed) and the conversation
+        compacted once, as for a prompt too long; cut there ``again`` in the same turn (or with
+        reactive compaction off), the run ends."""
+        if again or not self.policy.reactive_compact:
+            reason = (
+                "cut again after a reactive compaction" if again else "reactive compaction is off"
+            )
+            raise StopRun(GaveUp(WINDOW_EXCEEDED, WINDOW_CAUSE, reason, WINDOW_ADVICE))
+        agent.emit(WindowExceeded(prompt_tokens(reply.usage), reply.usage.output_tokens))
+        window = Failure(WINDOW_EXCEEDED, False, WINDOW_CAUSE, WINDOW_ADVICE)
+        return self._compact_once(agent, request, window)
 
     def _summarise(self, agent: BaseAgent) -> Event:
         auto = next((p for p in agent.plugins if isinstance(p, AutoCompact)), None)

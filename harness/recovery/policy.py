@@ -55,7 +55,8 @@ class RecoveryPolicy(BaseModel):
     """Continuations stop early once ``diminishing_after`` in a row each added fewer output
     tokens than this (Claude Code applies this rule to its token-budget continuation)."""
     reactive_compact: bool = True
-    """Compact once and retry when a request of the loop is too long."""
+    """Compact once and retry when a request of the loop is too long, or its reply was cut at
+    the end of the context window (``model_context_window_exceeded``)."""
     seed: int | None = 0
     """Seed of the jitter (None: a new one each time). Fixed by default: same waits each run."""
 
