@@ -72,6 +72,7 @@ CHAPTER: dict[str, int] = {
     "harness.tools.builtins": 2,
     "harness.tools.permissions": 2,
     "harness.tools.hooks": 2,
+    "harness.tools.owned": 2,
     "harness.tools.storage": 2,
     "harness.tools.outputs": 2,
     "harness.tools.dispatch": 2,

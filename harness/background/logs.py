@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import codecs
 import os
-import stat
 import sys
 from pathlib import Path
+
+from harness.tools.owned import NotOwned
+from harness.tools.owned import open_owned as open_owned  # importable from here, as before
 
 READ_CAP_CHARS = 32_000
 """The most one read returns: the newest characters, after a line that says where the whole
@@ -26,51 +28,11 @@ of 32,000 characters). The tail, not head and tail as chapter 02's ``bash`` keep
 test run or a build says last (the summary, the error) is what the model needs."""
 
 
-class LogUnreadable(OSError):
-    """A log that is no longer the harness's own file: its folder was replaced or removed, or
-    the file became a link, a FIFO, a device or a hard link to another file."""
-
-
-def open_owned(path: Path, folder: os.stat_result | None = None) -> int | None:
-    """A file descriptor for reading ``path``, a log the harness made, or ``None`` if it
-    does not exist (yet). The file is read back, so it is treated as untrusted (as chapter
-    02's stored results are): the command that writes it, or anything else running as you,
-    may have swapped it. Refused with :class:`LogUnreadable`:
-
-    * a folder that is not the one the harness made (``folder``: its ``os.stat`` then): a
-      link to another folder, or a new folder of the same name; or a folder that is gone;
-    * a name that is a link (``O_NOFOLLOW``), a FIFO (opened without waiting for a writer,
-      ``O_NONBLOCK``, then refused), a device, or a file with more than one name (a hard link
-      to someone's key is a regular file too).
-
-    The folder is opened once and the file opened relative to it (``dir_fd``), so what was
-    checked is what is read.
-    """
-    try:
-        parent = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except FileNotFoundError:
-        raise LogUnreadable(f"the log folder {path.parent} is gone") from None
-    except OSError as error:  # ELOOP / ENOTDIR: a link or a file where the folder was
-        raise LogUnreadable(f"the log folder {path.parent} is no longer a folder") from error
-    try:
-        if folder is not None:
-            info = os.fstat(parent)
-            if (info.st_dev, info.st_ino) != (folder.st_dev, folder.st_ino):
-                raise LogUnreadable(f"the log folder {path.parent} was replaced")
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
-        try:
-            fd = os.open(path.name, flags, dir_fd=parent)
-        except FileNotFoundError:
-            return None
-        except OSError as error:  # ELOOP: a link
-            raise LogUnreadable(f"{path.name} is no longer the harness's log") from error
-    finally:
-        os.close(parent)
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-        os.close(fd)
-        raise LogUnreadable(f"{path.name} is no longer the harness's log (not a plain file)")
-    return fd
+LogUnreadable = NotOwned
+"""A log that is no longer the harness's own file: its folder was replaced or removed, or the
+file became a link, a FIFO, a device or a hard link to another file. The log is read back as
+an untrusted file, with chapter 02's :func:`~harness.tools.owned.open_owned` (the one stored
+tool results are read back with), which refuses such a file with this error."""
 
 
 class LogReader:

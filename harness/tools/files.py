@@ -11,9 +11,11 @@ documentation); each constant says which tool it comes from.
 
 from __future__ import annotations
 
+import io
+import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from pydantic import Field
 
@@ -40,21 +42,23 @@ def _resolve(context: ToolContext, path: str) -> tuple[Path, str]:
         raise ToolError(str(error)) from None
 
 
-def _resolve_readable(context: ToolContext, path: str) -> tuple[Path, str]:
-    """Like :func:`_resolve`, and ``@tool-results/<id>.txt`` names a stored result."""
+def _resolve_readable(context: ToolContext, path: str) -> tuple[Path | bytes, str]:
+    """Like :func:`_resolve`, and ``@tool-results/<id>.txt`` names a stored result: its
+    bytes, read once by the storage from the file it checked (a path opened again could be
+    another file by then)."""
     if not path.startswith(STORED_PREFIX):
         return _resolve(context, path)
     if context.storage is None:
         raise ToolError(f"{path} is a stored result, and this session stores none")
     try:
-        return context.storage.path_of(path), path
+        return context.storage.stored_bytes(path), path
     except OSError as error:
         raise ToolError(str(error)) from None
 
 
-def _is_binary(path: Path) -> bool:
-    with path.open("rb") as f:
-        return b"\0" in f.read(BINARY_SNIFF_BYTES)
+def _open_readable(real: Path | bytes) -> BinaryIO:
+    """A workspace file, or a stored result's bytes, to read."""
+    return io.BytesIO(real) if isinstance(real, bytes) else real.open("rb")
 
 
 def _clip(line: str, cut: int = 0) -> str:
@@ -118,20 +122,22 @@ def read_file(args: ReadFileInput, context: ToolContext) -> str:
     edit_file's old_string. If the output says more lines follow, call again with the
     offset it gives."""
     real, rel = _resolve_readable(context, args.path)
-    if real.is_dir():
+    if isinstance(real, Path) and real.is_dir():
         raise ToolError(f"{rel} is a directory, not a file; use glob to list what is in it")
-    if not real.is_file():
+    if isinstance(real, Path) and not real.is_file():
         raise ToolError(f"file not found: {rel}")
     try:
-        return _read_window(real, rel, args.offset, args.limit)
+        with _open_readable(real) as raw:
+            return _read_window(raw, rel, args.offset, args.limit)
     except OSError as error:  # e.g. no permission; strerror keeps the absolute path out
         raise ToolError(f"could not read {rel}: {error.strerror or error}") from None
 
 
-def _read_window(real: Path, rel: str, offset: int | None, limit: int | None) -> str:
-    if _is_binary(real):
+def _read_window(raw: BinaryIO, rel: str, offset: int | None, limit: int | None) -> str:
+    if b"\0" in raw.read(BINARY_SNIFF_BYTES):
         raise ToolError(f"{rel} is a binary file; read_file only reads text")
-    size = real.stat().st_size
+    size = raw.seek(0, os.SEEK_END)
+    raw.seek(0)
     if size > READ_MAX_FILE_BYTES and offset is None and limit is None:
         raise ToolError(
             f"{rel} is {size / 1024:.0f} KB, over the {READ_MAX_FILE_BYTES // 1024} KB limit for "
@@ -147,7 +153,7 @@ def _read_window(real: Path, rel: str, offset: int | None, limit: int | None) ->
     last = 0
     more = full = False
     # Text mode reads "\n", "\r\n" and "\r" endings alike, the same line numbers grep reports.
-    with real.open(encoding="utf-8", errors="replace") as f:
+    with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as f:
         for last, (line, cut) in enumerate(_lines(f, READ_MAX_LINE_CHARS), start=1):
             if last >= start + limit:
                 more = True

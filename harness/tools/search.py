@@ -8,6 +8,7 @@ skip dot-files unless asked for, and cap what they return, saying how to narrow 
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -16,7 +17,14 @@ import re2  # google-re2: linear-time matching, see grep
 from pydantic import Field
 
 from harness.tools.base import ToolContext, ToolError, ToolInput, tool
-from harness.tools.files import _clip, _is_binary, _lines, _resolve, _resolve_readable
+from harness.tools.files import (
+    BINARY_SNIFF_BYTES,
+    _clip,
+    _lines,
+    _open_readable,
+    _resolve,
+    _resolve_readable,
+)
 from harness.tools.storage import STORED_PREFIX
 
 # Claude Code's Glob returns at most 100 paths; its Grep's head_limit plays the same role.
@@ -160,13 +168,13 @@ def grep(args: GrepInput, context: ToolContext) -> str:
     regex = compile_pattern(args.pattern, case_insensitive=args.case_insensitive)
     path = args.path or "."
     if path.startswith(STORED_PREFIX):
-        real, rel = _resolve_readable(context, path)
-        files = [(rel, real)]
+        stored, rel = _resolve_readable(context, path)
+        files: list[tuple[str, Path | bytes]] = [(rel, stored)]
     else:
         base, rel_base = _resolve(context, path)
         if not base.exists():
             raise ToolError(f"path not found: {rel_base}")
-        files = _files_under(context, base)
+        files = list(_files_under(context, base))
     file_glob = args.glob.removeprefix("**/") if args.glob else None
     results: list[str] = []
     total = 0  # result lines found; only the first head_limit are kept in memory
@@ -174,10 +182,12 @@ def grep(args: GrepInput, context: ToolContext) -> str:
         if file_glob and not PurePosixPath(rel).match(file_glob):
             continue
         try:
-            if _is_binary(real):
-                continue
-            hits = 0
-            with real.open(encoding="utf-8", errors="replace") as f:
+            with _open_readable(real) as raw:
+                if b"\0" in raw.read(BINARY_SNIFF_BYTES):
+                    continue
+                raw.seek(0)
+                hits = 0
+                f = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
                 for n, (line, cut) in enumerate(_lines(f, GREP_MAX_LINE_CHARS), start=1):
                     if regex.search(line) is None:
                         continue

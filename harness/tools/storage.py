@@ -12,8 +12,10 @@ harness makes for itself (a new temporary folder unless you name one), never the
 Were it in the workspace, a model could replace the folder with a symlink (``ln -s /tmp
 .tool-results``) and every later spill would be written wherever the link pointed. The model
 names a stored result by a path of its own, ``@tool-results/<id>.txt``, which ``read_file``
-and ``grep`` understand; the harness checks each time that the folder is still the one it
-made and that the file is a plain file it wrote.
+and ``grep`` understand. The harness reads it back as an untrusted file: through
+:func:`~harness.tools.owned.open_owned`, which checks the folder and the file it opened (not
+the name, which could be swapped between a check and the read), and only if the open file is
+the very one it wrote (the same inode, the same size).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import tempfile
 import threading
 import weakref
 from pathlib import Path
+
+from harness.tools.owned import NotOwned, open_owned
 
 # Claude Code's observed numbers (third-party analyses of the CLI): results over 50,000
 # characters are persisted, and the model sees the first 2,000 as a preview.
@@ -85,7 +89,7 @@ def _remove(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-class StoredResultError(OSError):
+class StoredResultError(NotOwned):
     """A stored result that cannot be read: unknown, or no longer the harness's own file."""
 
 
@@ -96,7 +100,8 @@ class ResultStorage:
     checked on every use: if it was replaced (by a symlink, or another folder), nothing is
     written or read there. A temporary folder lives as long as the storage: it is removed by
     :meth:`close`, or when the storage is garbage-collected. A folder you name is kept (give
-    one to keep stored results across sessions).
+    one to keep stored results on disk after the session). A result is read back only by the
+    storage that wrote it, and only while its file is the one written.
     """
 
     def __init__(
@@ -109,7 +114,9 @@ class ResultStorage:
         self.threshold = threshold
         self.preview = preview
         self._directory = Path(directory) if directory is not None else None
-        self._identity: tuple[int, int] | None = None  # (device, inode) of the folder we made
+        self._folder: os.stat_result | None = None  # the folder as we made it
+        # Each file as written: (device, inode, size). A file read back must be that one.
+        self._written: dict[str, tuple[int, int, int]] = {}
         self._lock = threading.Lock()  # read-only tools run in parallel threads
         self._cleanup: weakref.finalize[[Path], ResultStorage] | None = None
 
@@ -124,13 +131,13 @@ class ResultStorage:
             if self._directory is None:
                 self._directory = Path(tempfile.mkdtemp(prefix="harness-tool-results-"))
                 self._cleanup = weakref.finalize(self, _remove, self._directory)
-            elif self._identity is None:
+            elif self._folder is None:
                 self._directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if self._identity is None:
+            if self._folder is None:
                 info = os.lstat(self._directory)
                 if not stat.S_ISDIR(info.st_mode):
                     raise StoredResultError(f"the storage folder is not a folder: {info.st_mode:o}")
-                self._identity = (info.st_dev, info.st_ino)
+                self._folder = info
             return self._directory
 
     def close(self) -> None:
@@ -140,8 +147,8 @@ class ResultStorage:
 
     def _checked_directory(self) -> Path:
         directory = self.directory
-        info = os.lstat(directory)
-        if (info.st_dev, info.st_ino) != self._identity or not stat.S_ISDIR(info.st_mode):
+        info, made = os.lstat(directory), self._folder  # ``made`` is set by self.directory
+        if made is None or (info.st_dev, info.st_ino) != (made.st_dev, made.st_ino):
             raise StoredResultError(
                 "the storage folder was replaced since the harness made it (by a symlink or "
                 "another folder); nothing is written or read there"
@@ -187,30 +194,60 @@ class ResultStorage:
         try:
             with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="") as f:
                 f.write(output)
+                f.flush()
+                info = os.fstat(f.fileno())
             os.replace(temporary, directory / name)
+            self._written[name] = (info.st_dev, info.st_ino, info.st_size)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
 
     def path_of(self, stored: str) -> Path:
-        """The file behind ``@tool-results/<name>``, checked: a plain file the harness wrote,
-        in the folder it made. Raises :class:`StoredResultError` otherwise."""
-        name = stored.removeprefix(STORED_PREFIX)
-        if not _STORED_NAME.fullmatch(name):
-            raise StoredResultError(f"no stored result is named {stored!r}")
-        if self._identity is None:
-            raise StoredResultError(f"no stored result is named {stored!r} (nothing was stored)")
-        path = self._checked_directory() / name
-        try:
-            info = os.lstat(path)
-        except FileNotFoundError:
-            raise StoredResultError(f"no stored result is named {stored!r}") from None
-        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+        """The file behind ``@tool-results/<name>``, checked now: the plain file the harness
+        wrote, in the folder it made. Raises :class:`StoredResultError` otherwise. A path
+        says where the file is, not what it will be when opened again: read it with
+        :meth:`stored_bytes`, which checks the very file it reads."""
+        os.close(self._open(stored)[0])
+        return self.directory / stored.removeprefix(STORED_PREFIX)
+
+    def stored_bytes(self, stored: str) -> bytes:
+        """The bytes of ``@tool-results/<name>``, read from the file the harness wrote for it.
+
+        Refused with :class:`StoredResultError`: an unknown name, a folder that is not the one
+        the harness made, and a file that is not the one it wrote there, whatever replaced it
+        (a link, a FIFO, a hard link, another file, the same file grown or cut). The check is
+        on the open file, so nothing swapped in after it is read; and no more is read than
+        was written, so a file made huge is never read whole.
+        """
+        fd, size = self._open(stored)
+        with os.fdopen(fd, "rb") as file:
+            data = file.read(size + 1)  # one byte more: a file grown since is refused
+        if len(data) != size:
             raise StoredResultError(f"{stored} is no longer a result the harness stored")
-        return path
+        return data
 
     def read(self, tool_use_id: str) -> str:
         """The full output stored for ``tool_use_id``."""
-        path = self.path_of(STORED_PREFIX + stored_name(tool_use_id))
-        with path.open(encoding="utf-8", newline="") as f:
-            return f.read()
+        data = self.stored_bytes(STORED_PREFIX + stored_name(tool_use_id))
+        return data.decode("utf-8", errors="replace")
+
+    def _open(self, stored: str) -> tuple[int, int]:
+        """An open file descriptor for a stored result, checked, and the size it was written
+        with."""
+        name = stored.removeprefix(STORED_PREFIX)
+        written = self._written.get(name) if _STORED_NAME.fullmatch(name) else None
+        if written is None or self._folder is None:
+            raise StoredResultError(f"no stored result is named {stored!r}")
+        directory = self._checked_directory()  # a clear "replaced" for a swapped folder
+        replaced = StoredResultError(f"{stored} is no longer a result the harness stored")
+        try:
+            fd = open_owned(directory / name, self._folder)
+        except NotOwned:  # its message has the folder's absolute path: not for the model
+            raise replaced from None
+        if fd is None:
+            raise StoredResultError(f"no stored result is named {stored!r} (it was removed)")
+        info = os.fstat(fd)
+        if (info.st_dev, info.st_ino, info.st_size) != written:
+            os.close(fd)
+            raise replaced
+        return fd, written[2]
