@@ -240,6 +240,24 @@ CONVERSATIONS: list[tuple[str, Callable[[Request], Step]]] = [
             reply("chen is on T-103: search is slow for queries with a leading wildcard."),
         ),
     ),
+    (  # 15: a real command started in the background, waited for, then the answer
+        "in the background, wait for it to finish",
+        conversation(
+            reply(
+                "Starting it in the background.",
+                tool_calls=[
+                    tool_call(
+                        "bash",
+                        command="sleep 3; echo 'all 3 checks passed'",
+                        description="the checks",
+                        run_in_background=True,
+                    )
+                ],
+            ),
+            reply(tool_calls=[tool_call("task_output", task_id="b1", block=True, timeout=30)]),
+            reply("It printed: all 3 checks passed."),
+        ),
+    ),
 ]
 
 
@@ -405,6 +423,13 @@ EVIDENCE: dict[str, list[str]] = {
         r"⚙ ToolSearch",
         r"mcp__course__lookup_ticket: allow \(allow rule",
         r"✓ mcp__course__lookup_ticket →\s+T-103 \[open\] assigned to chen",
+        r"cost: \$0\.\d+",
+    ],
+    "15": [
+        r"⚙ bash",
+        r"✓ bash →\s+Command running in background",
+        r"✓ task_output →",
+        r"all 3 checks passed",
         r"cost: \$0\.\d+",
     ],
 }

@@ -389,7 +389,7 @@ class Exercise:
 
 
 def all_exercises() -> list[Exercise]:
-    """Every exercise of chapters 00 to 14, in order."""
+    """Every exercise of chapters 00 to 15, in order."""
     from harness.exercises import (
         ch00,
         ch01,
@@ -406,6 +406,7 @@ def all_exercises() -> list[Exercise]:
         ch12,
         ch13,
         ch14,
+        ch15,
     )  # fmt: skip
 
     return [
@@ -513,6 +514,10 @@ def all_exercises() -> list[Exercise]:
         ),
         Exercise(
             "ch14", 2, ["search_tools"], lambda ns: ch14.check_search_tools(ns["search_tools"])
+        ),
+        Exercise("ch15", 1, ["read_new"], lambda ns: ch15.check_read_new(ns["read_new"])),
+        Exercise(
+            "ch15", 2, ["cost_spikes"], lambda ns: ch15.check_cost_spikes(ns["cost_spikes"])
         ),
     ]
 
