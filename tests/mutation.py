@@ -516,9 +516,7 @@ def all_exercises() -> list[Exercise]:
             "ch14", 2, ["search_tools"], lambda ns: ch14.check_search_tools(ns["search_tools"])
         ),
         Exercise("ch15", 1, ["read_new"], lambda ns: ch15.check_read_new(ns["read_new"])),
-        Exercise(
-            "ch15", 2, ["cost_spikes"], lambda ns: ch15.check_cost_spikes(ns["cost_spikes"])
-        ),
+        Exercise("ch15", 2, ["cost_spikes"], lambda ns: ch15.check_cost_spikes(ns["cost_spikes"])),
     ]
 
 

@@ -53,9 +53,7 @@ HELP = (
 )
 
 RESULT_TOKENS = 300  # our choice: how much of each tool result the demo quotes back
-_REMINDER = re.compile(
-    r"<(system-reminder|task-notification)>.*?(?:</\1>|$)", re.DOTALL
-)
+_REMINDER = re.compile(r"<(system-reminder|task-notification)>.*?(?:</\1>|$)", re.DOTALL)
 
 
 def _said(request: Request) -> str:
