@@ -9,13 +9,20 @@ loop points its plugins use and the tools it defines), read from the code itself
 
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
 import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.loop import Plugin
 from harness.tools.base import Tool
+
+OPTIONAL: dict[str, str] = {"harness.evals.inspect_tasks": "inspect_ai"}
+"""Modules that import a package of an optional dependency group, and that package: chapter
+15's Inspect tasks need Inspect (the ``evals`` group, about 80 packages, which a plain
+``uv run`` does not install). Every other module imports with the default install."""
 
 CHAPTER: dict[str, int] = {
     # 00: the model boundary, and what it needs.
@@ -344,30 +351,44 @@ def plug_points(cls: type[Plugin]) -> list[str]:
     return [point for point in POINTS if getattr(cls, point) is not getattr(Plugin, point)]
 
 
+def importable(name: str) -> bool:
+    """Whether module ``name`` imports with what is installed: every module does with the
+    default install, except those of :data:`OPTIONAL` whose package is missing."""
+    needed = OPTIONAL.get(name)
+    return needed is None or importlib.util.find_spec(needed) is not None
+
+
 def facts(name: str) -> ModuleFacts:
     """What module ``name`` adds. It imports the module (the package's imports have no side
-    effects) and reads its source file."""
-    module = importlib.import_module(name)
+    effects) and reads its source file; a module of :data:`OPTIONAL` whose package is not
+    installed is read from its source alone (it defines no plugin and no tool)."""
     path = source_path(name)
-    plugins = {
-        cls.__name__: plug_points(cls)
-        for _, cls in inspect.getmembers(module, inspect.isclass)
-        if issubclass(cls, Plugin) and cls is not Plugin and cls.__module__ == name
-    }
-    tools = sorted(
-        value.name
-        for attribute, value in vars(module).items()
-        if isinstance(value, Tool)
-        and not attribute.startswith("_")
-        and getattr(value.function, "__module__", name) == name  # defined here, not imported
-    )
+    plugins: dict[str, list[str]] = {}
+    tools: list[str] = []
+    if importable(name):
+        module = importlib.import_module(name)
+        doc = module.__doc__
+        plugins = {
+            cls.__name__: plug_points(cls)
+            for _, cls in inspect.getmembers(module, inspect.isclass)
+            if issubclass(cls, Plugin) and cls is not Plugin and cls.__module__ == name
+        }
+        tools = sorted(
+            value.name
+            for attribute, value in vars(module).items()
+            if isinstance(value, Tool)
+            and not attribute.startswith("_")
+            and getattr(value.function, "__module__", name) == name  # defined here, not imported
+        )
+    else:
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
     root = Path(__file__).resolve().parent.parent
     return ModuleFacts(
         name=name,
         chapter=CHAPTER[name],
         path=path.relative_to(root).as_posix(),
         lines=code_lines(path.read_text(encoding="utf-8")),
-        summary=first_sentence(module.__doc__),
+        summary=first_sentence(doc),
         plugins=plugins,
         tools=tools,
         defines_points=Plugin.__module__ == name,

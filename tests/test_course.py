@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
-from harness.course import CHAPTER, POINTS, chapter_modules, code_lines, facts, first_sentence
+import sys
+
+import pytest
+
+from harness.course import (
+    CHAPTER,
+    OPTIONAL,
+    POINTS,
+    chapter_modules,
+    code_lines,
+    facts,
+    first_sentence,
+    importable,
+)
 from harness.loop import Plugin
 
 
@@ -62,3 +75,17 @@ def test_the_loop_defines_every_point_and_a_plugin_module_uses_its_own() -> None
     assert not facts("harness.recovery.plugin").defines_points
     assert facts("harness.recovery.plugin").points == ["call_model", "after_reply", "on_stop"]
     assert facts("harness.clock").points == []
+
+
+def test_a_module_whose_optional_package_is_missing_is_read_from_its_source(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As on a plain install, where the `evals` group (Inspect) is not there.
+    monkeypatch.setitem(OPTIONAL, "harness.evals.inspect_tasks", "no_such_package_anywhere")
+    monkeypatch.delitem(sys.modules, "harness.evals.inspect_tasks", raising=False)
+    assert not importable("harness.evals.inspect_tasks")
+    described = facts("harness.evals.inspect_tasks")
+    assert "harness.evals.inspect_tasks" not in sys.modules
+    assert described.summary.startswith("The ablation's tasks as Inspect tasks")
+    assert described.plugins == {} and described.tools == []
+    assert described.lines > 50
