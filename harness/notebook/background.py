@@ -315,7 +315,7 @@ HARNESS = textwrap.dedent(
     sys.stdin.read()  # until it is killed
     """
 )
-"""A harness in a process of its own: it starts one background shell (two ``sleep``s in
+"""A harness in a process of its own: it starts one background shell (two ``sleep`` commands in
 one group), says the shell's process id, and waits to be killed."""
 
 
