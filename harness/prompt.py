@@ -40,7 +40,6 @@ changed byte before a breakpoint turns a cache read into a cache write.
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -248,7 +247,7 @@ def count_breakpoints(request: ModelRequest) -> int:
 def _marked_copy(message: m.MessageDict, control: dict[str, Any]) -> m.MessageDict:
     """A deep copy of ``message`` with ``control`` on its last block (one already set there is
     kept). A string content becomes one text block, since only blocks carry ``cache_control``."""
-    marked = copy.deepcopy(message)
+    marked = m.fresh(message)
     blocks = m.blocks(marked)
     if blocks:
         blocks[-1].setdefault("cache_control", control)
@@ -267,7 +266,7 @@ def with_breakpoints(request: ModelRequest) -> ModelRequest:
     that narrates each of its calls; see the module's docstring). All go on copies, never on
     the agent's own conversation, where they would pile up turn after turn.
     """
-    tools = copy.deepcopy(request.tools) if request.tools else request.tools
+    tools = m.fresh(request.tools) if request.tools else request.tools
     # A deferred tool (``defer_loading``, chapter 14) is not in the prefix and may not carry a
     # breakpoint (the API refuses it): the last tool that is rendered takes it.
     rendered = [tool for tool in tools or [] if not tokens.is_deferred(tool)]

@@ -8,8 +8,9 @@ and :func:`text_of` read a message whatever form its content takes.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from anthropic.types import Message as APIMessage
 
@@ -96,6 +97,33 @@ def blocks(message: Mapping[str, Any]) -> list[Block]:
     if isinstance(content, str):
         return [text(content)]
     return [as_block(b) for b in content or []]
+
+
+T = TypeVar("T")
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def fresh(value: T) -> T:
+    """A copy of ``value`` that shares nothing mutable with it, as ``copy.deepcopy`` makes.
+
+    Requests, schemas and messages are JSON-like data (dicts, lists and tuples of text,
+    numbers, booleans and None): for those this walks the data directly, several times faster
+    than ``deepcopy``, which records every object it meets (copies of requests were a third of
+    a scripted session's time). Anything else inside is handed to ``deepcopy``."""
+    return cast(T, _fresh(value))
+
+
+def _fresh(value: Any) -> Any:
+    if isinstance(value, _ATOMS):
+        return value
+    if type(value) is dict:
+        return {key: _fresh(item) for key, item in value.items()}
+    if type(value) is list:
+        return [_fresh(item) for item in value]
+    if type(value) is tuple:
+        return tuple(_fresh(item) for item in value)
+    return copy.deepcopy(value)
 
 
 def normalize(messages: Sequence[Mapping[str, Any]]) -> list[MessageDict]:

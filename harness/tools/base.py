@@ -9,7 +9,6 @@ the same way).
 
 from __future__ import annotations
 
-import copy
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.clock import Clock, RealClock
-from harness.messages import TOOL_NAME_PATTERN, is_valid_tool_name
+from harness.messages import TOOL_NAME_PATTERN, fresh, is_valid_tool_name
 from harness.tools.storage import ResultStorage
 from harness.tools.workspace import Workspace
 
@@ -95,7 +94,7 @@ class Tool(Generic[InputT]):
         return {
             "name": self.name,
             "description": self.description,
-            "input_schema": copy.deepcopy(_schema(self.input_model)),
+            "input_schema": fresh(_schema(self.input_model)),
         }
 
     def __call__(self, raw_input: dict[str, Any], context: ToolContext) -> ToolOutput:

@@ -28,7 +28,6 @@
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -45,7 +44,7 @@ from anthropic.types import (
 
 from harness import tokens
 from harness.clock import Clock, FakeClock
-from harness.messages import as_block, normalize, validate
+from harness.messages import as_block, fresh, normalize, validate
 from harness.model import faults
 from harness.model.cache import (
     Fingerprint,
@@ -234,12 +233,12 @@ class ScriptedModel:
         request = Request(
             model=model,
             max_tokens=max_tokens,
-            messages=copy.deepcopy(normalize(messages)),
-            system=copy.deepcopy(
+            messages=fresh(normalize(messages)),
+            system=fresh(
                 system if isinstance(system, str) or system is None else [dict(b) for b in system]
             ),
-            tools=copy.deepcopy([dict(t) for t in tools]) if tools is not None else None,
-            extra=copy.deepcopy(extra),
+            tools=fresh([dict(t) for t in tools]) if tools is not None else None,
+            extra=fresh(extra),
             input_tokens=0,
         )
         self.requests.append(request)
