@@ -87,3 +87,28 @@ def test_the_cost_spike_is_the_turn_whose_cached_prefix_a_microcompact_changed(
 
 def test_no_spike_when_no_call_cost_more_than_the_one_before() -> None:
     assert cost_spike(()) is None
+
+
+def test_the_traced_session_is_chapter_11s_own_word_for_word() -> None:
+    # harness.notebook.tracing replays chapter 11's session, whose script lives in that
+    # chapter's cells: the two must not drift apart (chapter 11's window moved once already).
+    import ast
+    import json
+    from pathlib import Path
+
+    import harness.notebook.tracing as traced
+
+    notebook = Path(__file__).resolve().parent.parent / "chapters/11_capstone.ipynb"
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    source = next("".join(c["source"]) for c in cells if "MAIN = [" in "".join(c["source"]))
+    constants = {
+        target.id: ast.literal_eval(node.value)
+        for node in ast.parse(source).body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+        and target.id in {"PROMPT", "MORE", "SEARCH", "REVIEW", "NOTES", "WINDOW"}
+    }
+    assert len(constants) == 6
+    for name, value in constants.items():
+        assert getattr(traced, name) == value, name
