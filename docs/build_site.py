@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import json
 import os
 import re
@@ -37,6 +38,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import translation
 
 if TYPE_CHECKING:
     from harness.course import ModuleFacts
@@ -112,12 +116,15 @@ def read_notebook(path: Path) -> dict[str, Any]:
     return notebook
 
 
-def chapters() -> list[Chapter]:
-    """Every chapter notebook, in order."""
+def chapters(language: str | None = None) -> list[Chapter]:
+    """Every chapter notebook, in order (titles in ``language``: ``None`` is English)."""
     found = []
     for path in sorted(CHAPTERS.glob("[0-9][0-9]_*.ipynb")):
         first = source_text(read_notebook(path)["cells"][0])
         heading = re.search(r"^# (.+)$", first, re.M)
+        if language is not None:
+            translated = notebook_in(path, language)["cells"][0]
+            heading = re.search(r"^# (.+)$", source_text(translated), re.M)
         minutes = re.search(r"reads in about (\d+) minutes", first)
         exercises = re.search(r"plus about (\d+) for its exercises", first)
         if heading is None or minutes is None or exercises is None:
@@ -129,6 +136,100 @@ def chapters() -> list[Chapter]:
             Chapter(path, path.name[:2], title, int(minutes.group(1)), int(exercises.group(1)))
         )
     return found
+
+
+# --- the languages -------------------------------------------------------------------------
+#
+# Every text below that a page shows is here, in English, and translated through the `site`
+# catalogue (docs/translation.py): the chapters, the sources page and the README come
+# translated from theirs. Placeholders in braces are filled in when a page is made.
+
+TEXTS: dict[str, str] = {
+    "about": """\
+:::{{admonition}} About this chapter
+:class: tip
+
+**Reading time**: about {minutes} minutes, plus about {exercise_minutes} for the exercises.
+**Run this chapter**: [on Binder]({binder}) (in your browser, nothing to install), or on your
+machine with `uv run jupyter lab {notebook}` (see the [set-up](../index.md#{setup})). This page
+shows the outputs stored in the notebook; run it to change the code and see what breaks.
+
+**What this chapter adds to `harness`**, read from the code (each plugin lists the loop points
+it overrides; see chapter 01 for what they are):
+""",
+    "adds_head": "| module | lines of code | plugs into the loop at | what it is |",
+    "adds_foot": "{modules} modules, {lines} lines of code (blanks and comments not counted).",
+    "adds_defines": "defines them:",
+    "adds_tools": "tools the model calls:",
+    "adds_none": "none of its own",
+    "widget_state": "In Jupyter this is a live widget. Its state when the notebook was run:",
+    "widget_no_state": (
+        "In Jupyter this cell works with a live widget (or waits for one), so no output "
+        "is stored for it."
+    ),
+    "widget_shot": (
+        "How it looks in JupyterLab (a screenshot from the browser test, after Run All):"
+    ),
+    "widget_shot_alt": "The widget in JupyterLab",
+    "widget_run": "A static page cannot run it: [run this chapter]({binder}) to use it.",
+    "home_title": "# Build an agent harness",
+    "home_chapters": """\
+## Chapters
+
+Each chapter is one notebook: read it here, or run it (each chapter's page has a Binder link
+and says how to run it on your machine). Reading times are the chapters' own, measured; all
+together about {reading}, and about {practice} of exercises (estimated: see the
+sources page). The last three columns are read from the
+code of `harness` when this site was built: the modules the chapter adds (exercise checks
+left out), their lines of code, and the loop points its plugins use (chapter 01 defines
+them). Each chapter's page lists its modules one by one.
+""",
+    "home_table_head": (
+        "| # | chapter | reading time | exercises | modules | lines of code "
+        "| plugs into the loop at |"
+    ),
+    "home_sources": """\
+Where every documented and observed number comes from, with its public address and the date
+it was checked: [the sources page]({sources}).
+
+The whole package, module by module, with its docstrings: [the reference](reference/index.md).
+""",
+    "hours": "{hours} h {minutes:02d} min",
+    "minutes": "{minutes} min",
+    "toc_chapters": "Chapters",
+    "toc_sources": "Sources",
+    "toc_reference": "Reference",
+    "reference_intro": """\
+# The package, module by module
+
+Every module of `harness`, in the order the chapters build it, with its docstrings: the code
+the chapters show, as a reference to read and copy from. (The exercise checks are left out:
+their hints are in the chapters.)
+""",
+    "reference_chapter": "## Chapter {number}",
+    "module_built": "Built in chapter {chapter} · ``{path}`` · {lines} lines of code",
+}
+
+
+def say(key: str, language: str | None = None, **values: object) -> str:
+    """One of the site's own texts in ``language`` (``None``: English), filled in."""
+    template = TEXTS[key]
+    if language is not None:
+        template = translator(language).text(key)
+    return template.format(**values)
+
+
+@functools.cache
+def translator(language: str) -> translation.Translator:
+    """The translations of ``language``, for pages that take their English page's place."""
+    return translation.Translator(language, site=True)
+
+
+def notebook_in(path: Path, language: str | None) -> dict[str, Any]:
+    """A chapter notebook in ``language`` (``None``: as committed, in English)."""
+    if language is None:
+        return read_notebook(path)
+    return translator(language).notebook(translation.document(f"chapters/{path.stem}"))
 
 
 def repository() -> str:
@@ -164,55 +265,48 @@ def chapter_facts(number: int) -> list[ModuleFacts]:
     return [facts(n) for n in chapter_modules(number) if not n.startswith("harness.exercises")]
 
 
-def adds_table(number: int) -> str:
+def adds_table(number: int, language: str | None = None) -> str:
     """A Markdown table of what chapter ``number`` adds to the package, read from the code."""
     rows = []
     found = chapter_facts(number)
     for module in found:
         plugs = "; ".join(
-            f"`{cls}`: {', '.join(f'`{p}`' for p in points) or 'none of its own'}"
+            f"`{cls}`: {', '.join(f'`{p}`' for p in points) or say('adds_none', language)}"
             for cls, points in module.plugins.items()
         )
         if module.defines_points:
-            plugs = "defines them: " + ", ".join(f"`{p}`" for p in module.points)
+            defines = say("adds_defines", language)
+            plugs = f"{defines} " + ", ".join(f"`{p}`" for p in module.points)
         if module.tools:
             tools = ", ".join(f"`{t}`" for t in module.tools)
             plugs = f"{plugs}; " if plugs else ""
-            plugs += f"tools the model calls: {tools}"
+            plugs += f"{say('adds_tools', language)} {tools}"
         summary = module.summary.replace("|", "\\|").replace("``", "`")
         rows.append(f"| {{py:mod}}`{module.name}` | {module.lines} | {plugs or '–'} | {summary} |")
-    head = [
-        "| module | lines of code | plugs into the loop at | what it is |",
-        "|---|---:|---|---|",
-    ]
+    head = [say("adds_head", language), "|---|---:|---|---|"]
     total = sum(m.lines for m in found)
-    foot = f"\n\n{len(rows)} modules, {total:,} lines of code (blanks and comments not counted)."
+    foot = "\n\n" + say("adds_foot", language, modules=len(rows), lines=f"{total:,}")
     return "\n".join(head + rows) + foot
 
 
 # --- step 1: the source tree --------------------------------------------------------------
 
 
-def about_cell(chapter: Chapter) -> dict[str, Any]:
+def about_cell(chapter: Chapter, language: str | None = None) -> dict[str, Any]:
     """The box under a chapter's title: reading time, where to run it, what it adds."""
     notebook = f"chapters/{chapter.path.name}"
-    text = f"""\
-:::{{admonition}} About this chapter
-:class: tip
-
-**Reading time**: about {chapter.minutes} minutes, plus about {chapter.exercise_minutes} for
-the exercises.
-**Run this chapter**: [on Binder]({binder_url(notebook)}) (in your browser, nothing to install),
-or on your machine with `uv run jupyter lab {notebook}` (see the [set-up](../index.md#set-up)).
-This page shows the outputs stored in the notebook; run it to change the code and see what
-breaks.
-
-**What this chapter adds to `harness`**, read from the code (each plugin lists the loop points
-it overrides; see chapter 01 for what they are):
-
-{adds_table(int(chapter.number))}
-:::
-"""
+    if language is not None:
+        notebook = f"{translation.EDITIONS[language].folder}/{chapter.path.name}"
+    about = say(
+        "about",
+        language,
+        minutes=chapter.minutes,
+        exercise_minutes=chapter.exercise_minutes,
+        binder=binder_url(notebook),
+        notebook=notebook,
+        setup=translator(language).anchor("README", "set-up") if language else "set-up",
+    )
+    text = f"{about}\n{adds_table(int(chapter.number), language)}\n:::\n"
     cell_id = f"about-{chapter.number}"
     return {"cell_type": "markdown", "id": cell_id, "metadata": {}, "source": text}
 
@@ -229,7 +323,9 @@ def code_block(source: str, language: str = "python") -> str:
     return f"{fence}{language}\n{source.rstrip()}\n{fence}\n"
 
 
-def static_outputs(cell: dict[str, Any], chapter: Chapter) -> list[dict[str, Any]]:
+def static_outputs(
+    cell: dict[str, Any], chapter: Chapter, language: str | None = None
+) -> list[dict[str, Any]]:
     """A code cell's stored outputs, adjusted for a page that runs nothing."""
     outputs = []
     for output in cell.get("outputs", []):
@@ -242,49 +338,48 @@ def static_outputs(cell: dict[str, Any], chapter: Chapter) -> list[dict[str, Any
             output["data"] = {"text/markdown": code_block(text)}
         elif WIDGET_MIME in data:
             text = "".join(data.get("text/plain", ""))
-            output["data"] = {"text/markdown": widget_note(cell, chapter, text)}
+            output["data"] = {"text/markdown": widget_note(cell, chapter, text, language)}
         outputs.append(output)
     if not outputs and source_text(cell).lstrip().startswith("# NBVAL_SKIP"):
         outputs.append(
             {
                 "output_type": "display_data",
                 "metadata": {},
-                "data": {"text/markdown": widget_note(cell, chapter, "")},
+                "data": {"text/markdown": widget_note(cell, chapter, "", language)},
             }
         )
     return outputs
 
 
-def widget_note(cell: dict[str, Any], chapter: Chapter, state: str) -> str:
+def widget_note(
+    cell: dict[str, Any], chapter: Chapter, state: str, language: str | None = None
+) -> str:
     """What a static page shows for a cell that needs a running kernel."""
     shot = WIDGET_SHOTS / f"{chapter.path.stem}-{cell.get('id', '')}.png"
     parts = [":::{note}"]
     if state:
-        parts.append("In Jupyter this is a live widget. Its state when the notebook was run:\n")
+        parts.append(say("widget_state", language) + "\n")
         parts.append(code_block(state, "text"))
     else:
-        parts.append(
-            "In Jupyter this cell works with a live widget (or waits for one), so no output "
-            "is stored for it."
-        )
+        parts.append(say("widget_no_state", language))
     if shot.exists():
-        parts.append(
-            "\nHow it looks in JupyterLab (a screenshot from the browser test, after Run All):\n"
-        )
-        parts.append(f"![The widget in JupyterLab](../images/widgets/{shot.name})\n")
-    link = binder_url(f"chapters/{chapter.path.name}")
-    parts.append(f"\nA static page cannot run it: [run this chapter]({link}) to use it.")
+        parts.append("\n" + say("widget_shot", language) + "\n")
+        parts.append(f"![{say('widget_shot_alt', language)}](../images/widgets/{shot.name})\n")
+    notebook = f"chapters/{chapter.path.name}"
+    if language is not None:
+        notebook = f"{translation.EDITIONS[language].folder}/{chapter.path.name}"
+    parts.append("\n" + say("widget_run", language, binder=binder_url(notebook)))
     parts.append(":::")
     return "\n".join(parts)
 
 
-def site_notebook(chapter: Chapter) -> dict[str, Any]:
-    """A chapter notebook as its page shows it."""
-    notebook = copy.deepcopy(read_notebook(chapter.path))
+def site_notebook(chapter: Chapter, language: str | None = None) -> dict[str, Any]:
+    """A chapter notebook as its page shows it (in ``language``; ``None``: English)."""
+    notebook = copy.deepcopy(notebook_in(chapter.path, language))
     cells = []
     for index, cell in enumerate(notebook["cells"]):
         if cell["cell_type"] == "code":
-            cell["outputs"] = static_outputs(cell, chapter)  # reads the NBVAL markers
+            cell["outputs"] = static_outputs(cell, chapter, language)  # reads the NBVAL markers
             lines = source_text(cell).splitlines()
             cell["source"] = "\n".join(line for line in lines if line.strip() not in NBVAL_MARKERS)
             jupyter = cell.get("metadata", {}).get("jupyter", {})
@@ -296,7 +391,7 @@ def site_notebook(chapter: Chapter) -> dict[str, Any]:
             cell.setdefault("metadata", {})["tags"] = tags
         cells.append(cell)
         if index == 0:
-            cells.append(about_cell(chapter))
+            cells.append(about_cell(chapter, language))
     notebook["cells"] = cells
     return notebook
 
@@ -310,12 +405,12 @@ def chapter_summary(number: int) -> tuple[int, int, list[str]]:
     return len(found), sum(m.lines for m in found), [p for p in POINTS if p in used]
 
 
-def hours(minutes: int) -> str:
+def hours(minutes: int, language: str | None = None) -> str:
     """``425`` as ``7 h 05 min``."""
-    return f"{minutes // 60} h {minutes % 60:02d} min"
+    return say("hours", language, hours=minutes // 60, minutes=minutes % 60)
 
 
-def home_page(found: list[Chapter]) -> str:
+def home_page(found: list[Chapter], language: str | None = None) -> str:
     readme = "README.md"  # a copy beside index.md (conf.py keeps it from being a page)
     toc = "\n".join(chapter.page for chapter in found)
     rows = []
@@ -323,61 +418,55 @@ def home_page(found: list[Chapter]) -> str:
         modules, lines, points = chapter_summary(int(c.number))
         plugs = ", ".join(f"`{p}`" for p in points) or "–"
         rows.append(
-            f"| {c.number} | [{c.title}]({c.page}.ipynb) | {c.minutes} min "
-            f"| {c.exercise_minutes} min "
+            f"| {c.number} | [{c.title}]({c.page}.ipynb) "
+            f"| {say('minutes', language, minutes=c.minutes)} "
+            f"| {say('minutes', language, minutes=c.exercise_minutes)} "
             f"| {modules} | {lines:,} | {plugs} |"
         )
     total = sum(c.minutes for c in found)
     practice = sum(c.exercise_minutes for c in found)
     table = "\n".join(rows)
+    chapters_text = say(
+        "home_chapters",
+        language,
+        reading=hours(total, language),
+        practice=hours(practice, language),
+    )
     return f"""\
-# Build an agent harness
+{say("home_title", language)}
 
 ```{{include}} {readme}
 :start-after: <!-- site: intro -->
 :end-before: <!-- site: end intro -->
 ```
 
-## Chapters
-
-Each chapter is one notebook: read it here, or run it (each chapter's page has a Binder link
-and says how to run it on your machine). Reading times are the chapters' own, measured; all
-together about {hours(total)}, and about {hours(practice)} of exercises (estimated: see the
-sources page). The last three columns are read from the
-code of `harness` when this site was built: the modules the chapter adds (exercise checks
-left out), their lines of code, and the loop points its plugins use (chapter 01 defines
-them). Each chapter's page lists its modules one by one.
-
-| # | chapter | reading time | exercises | modules | lines of code | plugs into the loop at |
+{chapters_text}
+{say("home_table_head", language)}
 |---|---|---|---|---:|---:|---|
 {table}
 
-Where every documented and observed number comes from, with its public address and the date
-it was checked: [the sources page]({SOURCES_PAGE}.md).
-
-The whole package, module by module, with its docstrings: [the reference](reference/index.md).
-
+{say("home_sources", language, sources=f"{SOURCES_PAGE}.md")}
 ```{{include}} {readme}
 :start-after: <!-- site: setup -->
 :end-before: <!-- site: end setup -->
 ```
 
 ```{{toctree}}
-:caption: Chapters
+:caption: {say("toc_chapters", language)}
 :hidden:
 
 {toc}
 ```
 
 ```{{toctree}}
-:caption: Sources
+:caption: {say("toc_sources", language)}
 :hidden:
 
 {SOURCES_PAGE}
 ```
 
 ```{{toctree}}
-:caption: Reference
+:caption: {say("toc_reference", language)}
 :hidden:
 
 reference/index
@@ -385,21 +474,16 @@ reference/index
 """
 
 
-def reference_index() -> str:
+def reference_index(language: str | None = None) -> str:
     from harness.course import CHAPTER
 
     by_chapter: dict[int, list[str]] = {}
     for name in reference_modules():
         by_chapter.setdefault(CHAPTER[name], []).append(name)
-    parts = [
-        "# The package, module by module\n",
-        "Every module of `harness`, in the order the chapters build it, with its docstrings: "
-        "the code the chapters show, as a reference to read and copy from. (The exercise checks"
-        " are left out: their hints are in the chapters.)\n",
-    ]
+    parts = [say("reference_intro", language)]
     toc = []
     for number in sorted(by_chapter):
-        parts.append(f"## Chapter {number:02d}\n")
+        parts.append(say("reference_chapter", language, number=f"{number:02d}") + "\n")
         for name in by_chapter[number]:
             parts.append(f"- {{py:mod}}`{name}`")
             toc.append(name)
@@ -408,7 +492,7 @@ def reference_index() -> str:
     return "\n".join(parts)
 
 
-def module_page(name: str) -> str:
+def module_page(name: str, language: str | None = None) -> str:
     """A module's reference page, in reStructuredText: autodoc writes reST, which a Markdown
     page would show as text, and the package's docstrings are reST too."""
     from harness.course import facts
@@ -419,7 +503,7 @@ def module_page(name: str) -> str:
 {title}
 {"=" * len(title)}
 
-Built in chapter {found.chapter:02d} · ``{found.path}`` · {found.lines} lines of code
+{say("module_built", language, chapter=f"{found.chapter:02d}", path=found.path, lines=found.lines)}
 
 .. automodule:: {name}
    :members:
@@ -433,23 +517,32 @@ def write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def prepare(source: Path = SOURCE) -> list[Chapter]:
-    """Write the site's source tree into ``source`` (emptied first)."""
+def prepare(source: Path = SOURCE, language: str | None = None) -> list[Chapter]:
+    """Write the site's source tree into ``source`` (emptied first), in ``language`` (``None``:
+    English). A translated page takes its English page's name, so the language switch goes
+    from one to the other."""
     if source.exists():
         shutil.rmtree(source)
-    found = chapters()
+    found = chapters(language)
     for chapter in found:
         write(
             source / "chapters" / chapter.path.name,
-            json.dumps(site_notebook(chapter), indent=1, ensure_ascii=False) + "\n",
+            json.dumps(site_notebook(chapter, language), indent=1, ensure_ascii=False) + "\n",
         )
-    shutil.copy(SOURCES, source / "chapters" / SOURCES.name)
+    if language is None:
+        shutil.copy(SOURCES, source / "chapters" / SOURCES.name)
+        shutil.copy(ROOT / "README.md", source / "README.md")
+    else:
+        pages = translator(language)
+        write(
+            source / "chapters" / SOURCES.name, pages.file(translation.document("chapters/sources"))
+        )
+        write(source / "README.md", pages.file(translation.document("README")))
     shutil.copytree(IMAGES, source / "images")
-    shutil.copy(ROOT / "README.md", source / "README.md")
-    write(source / "index.md", home_page(found))
-    write(source / "reference" / "index.md", reference_index())
+    write(source / "index.md", home_page(found, language))
+    write(source / "reference" / "index.md", reference_index(language))
     for name in reference_modules():
-        write(source / "reference" / f"{name}.rst", module_page(name))
+        write(source / "reference" / f"{name}.rst", module_page(name, language))
     return found
 
 
@@ -487,13 +580,13 @@ def build(out: Path = OUTPUT, *, language: str | None = None, source: Path = SOU
     Sphinx writes beside ``source`` first (myst-nb keeps a working folder next to Sphinx's
     output, which must not land inside a published site), then the pages are copied over.
     """
-    prepare(source)
+    prepare(source, language)
     staged = source.parent / "html" / (language or "en")
     sphinx("html", staged, source=source, language=language)
     (staged / ".nojekyll").touch()  # GitHub Pages: serve the folders whose names start with _
     target = out / language if language else out
     if target.exists():  # no page of an earlier build left over; other languages stay
-        languages = {p.name for p in (DOCS / "locales").iterdir() if p.is_dir()}
+        languages = set(translation.EDITIONS)
         for old in target.iterdir():
             if not (language is None and old.name in languages):
                 shutil.rmtree(old) if old.is_dir() else old.unlink()
@@ -510,7 +603,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, default=OUTPUT, help="where the site goes (build/site/)"
     )
-    parser.add_argument("--language", help="a translation's code, e.g. zh_CN (see docs/README.md)")
+    parser.add_argument(
+        "--language",
+        help="build only this language: en, or a translation's code such as zh_CN "
+        "(default: English, then every translation)",
+    )
     parser.add_argument(
         "--gettext", action="store_true", help="write the texts to translate to build/gettext/"
     )
@@ -521,13 +618,15 @@ def main(argv: list[str] | None = None) -> int:
         sphinx("gettext", ROOT / "build" / "gettext")
         print(f"texts to translate: build/gettext/ ({time.perf_counter() - started:.1f} s)")
         return 0
-    target = build(args.out, language=args.language)
-    pages = sum(1 for _ in target.rglob("*.html"))
-    print(
-        f"site: {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target} "
-        f"({pages} pages, {folder_size(target) / 1e6:.1f} MB) "
-        f"in {time.perf_counter() - started:.1f} s; open index.html in a browser"
-    )
+    languages = [None, *translation.EDITIONS] if args.language is None else [args.language]
+    for language in languages:
+        target = build(args.out, language=None if language == "en" else language)
+        pages = sum(1 for _ in target.rglob("*.html") if language or "zh_CN" not in _.parts)
+        print(
+            f"site: {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target} "
+            f"({pages} pages) in {time.perf_counter() - started:.1f} s"
+        )
+    print(f"{folder_size(args.out) / 1e6:.1f} MB in all; open index.html in a browser")
     return 0
 
 

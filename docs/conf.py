@@ -12,6 +12,7 @@ sys.path.insert(0, str(DOCS))
 import importlib  # noqa: E402
 
 from build_site import reference_modules, repository  # noqa: E402  (beside this file)
+from translation import EDITIONS  # noqa: E402  (beside this file)
 
 # Import the package before Sphinx starts its worker processes: each worker then finds every
 # module already imported. (Imported first inside a worker, pydantic's BaseModel fails to
@@ -50,13 +51,20 @@ add_module_names = False
 exclude_patterns = ["README.md", "**/.ipynb_checkpoints"]
 suppress_warnings = ["myst.header"]  # a notebook's first heading is its title: that is fine
 
-# Translations: `docs/build_site.py --gettext` writes the texts, a translator fills
-# docs/locales/<language>/LC_MESSAGES/*.po, and `docs/build_site.py --language <language>` builds
-# that language into build/site/<language>/ (docs/README.md says how, step by step).
+# Languages: `docs/build_site.py` builds English into build/site/ and each translation into
+# build/site/<language>/ with `-D language=<language>`. The pages come translated already (from
+# the catalogues in docs/locales/<language>/, by docs/translation.py, the same ones the Chinese
+# notebooks are made from); Sphinx's language setting translates its own words and the theme's
+# (search, previous, next, the menus), marks the page's language and picks the search's word
+# splitting. Our catalogues are not in a LC_MESSAGES folder, so Sphinx never applies them twice.
 language = "en"
-locale_dirs = [str(DOCS / "locales")]
+locale_dirs: list[str] = []
 gettext_compact = False
 gettext_uuid = False
+templates_path = [str(DOCS / "templates")]
+html_context = {
+    "site_languages": [("en", "English")] + [(code, e.name) for code, e in EDITIONS.items()],
+}
 
 owner, _, name = repository().partition("/")
 html_theme = "sphinx_book_theme"
@@ -66,6 +74,16 @@ html_css_files = ["site.css"]
 html_show_sourcelink = False
 html_copy_source = False  # the notebooks are in the repository; the pages need not carry them
 html_last_updated_fmt = None
+# The theme's sidebar, with the language switch above the chapters.
+html_sidebars = {
+    "**": [
+        "navbar-logo.html",
+        "icon-links.html",
+        "search-button-field.html",
+        "language-switch.html",
+        "sbt-sidebar-nav.html",
+    ]
+}
 html_theme_options = {
     "repository_url": f"https://github.com/{owner}/{name}",
     "repository_branch": "HEAD",

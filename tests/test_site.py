@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "docs"))
 
 import build_site as site_build  # noqa: E402  (docs/build_site.py)
+import translation  # noqa: E402  (docs/translation.py)
 
 from harness.course import CHAPTER, chapter_modules  # noqa: E402
 
@@ -140,7 +141,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if SITE_TOOLS_MISSING:
         pytest.skip(SITE_TOOLS_MISSING)
     work = tmp_path_factory.mktemp("site")
-    return site_build.build(work / "site", source=work / "src")
+    site = site_build.build(work / "site", source=work / "src")
+    for language in translation.EDITIONS:  # each translation in a folder of its own
+        site_build.build(work / "site", language=language, source=work / "src")
+    return site
 
 
 class Page(HTMLParser):
@@ -357,3 +361,63 @@ def test_module_pages_carry_the_docstrings(site: Path, parsed: dict[Path, Page])
         assert ":class:" not in visible and ".. py:" not in visible and "``" not in visible, name
     loop = parsed[site / "reference" / "harness.loop.html"]
     assert {"harness.loop.Plugin", "harness.loop.Plugin.before_request"} <= loop.ids
+
+
+# --- the Chinese edition --------------------------------------------------------------------
+
+ZH = "zh_CN"
+ZH_CHAPTERS = site_build.chapters(ZH)
+
+
+def switch_links(page: Page, path: Path, site: Path) -> set[Path]:
+    """Where a page's language switch goes (the links in ``nav.language-switch``)."""
+    html = path.read_text(encoding="utf-8")
+    nav = re.search(r'<nav class="language-switch".*?</nav>', html, re.S)
+    assert nav is not None, path.relative_to(site)
+    return {(path.parent / href).resolve() for href in re.findall(r'href="([^"]+)"', nav.group())}
+
+
+def test_every_english_page_has_its_chinese_page_and_the_switch_goes_both_ways(
+    site: Path, parsed: dict[Path, Page]
+) -> None:
+    english = [p for p in parsed if ZH not in p.relative_to(site).parts]
+    assert len(english) > 100
+    for path in english:
+        chinese = site / ZH / path.relative_to(site)
+        assert chinese.exists(), path.relative_to(site)
+        assert switch_links(parsed[path], path, site) == {chinese.resolve()}
+        assert switch_links(parsed[chinese], chinese, site) == {path.resolve()}
+
+
+def test_chinese_pages_are_marked_chinese_and_read_in_chinese(
+    site: Path, parsed: dict[Path, Page]
+) -> None:
+    home = site / ZH / "index.html"
+    assert '<html lang="zh-CN"' in home.read_text(encoding="utf-8")
+    for c in ZH_CHAPTERS:
+        page = site / ZH / "chapters" / f"{c.path.stem}.html"
+        visible = parsed[page].visible
+        assert c.title in visible and re.search(r"[\u4e00-\u9fff]", c.title), c.number
+        assert "关于本章" in visible and "阅读时间" in visible, c.number
+        shown = rf"{c.number} {re.escape(c.title)} {c.minutes} 分钟 {c.exercise_minutes} 分钟"
+        assert re.search(shown, parsed[home].visible), c.number
+    sources = parsed[site / ZH / "chapters" / "sources.html"]
+    assert "资料来源" in sources.visible
+
+
+def test_the_chinese_site_keeps_the_english_code_and_outputs(site: Path) -> None:
+    english = (site / "chapters" / "01_agent_loop.html").read_text(encoding="utf-8")
+    chinese = (site / ZH / "chapters" / "01_agent_loop.html").read_text(encoding="utf-8")
+    code = re.compile(
+        r'<div class="highlight-(?:python|ipython3)[^"]*"><div class="highlight">'
+        r"<pre>.*?</pre>",
+        re.S,
+    )
+    assert code.findall(english) and code.findall(chinese) == code.findall(english)
+
+
+def test_the_chinese_search_index_knows_chinese_words(site: Path) -> None:
+    index = (site / ZH / "searchindex.js").read_text(encoding="utf-8")
+    index = index.encode().decode("unicode_escape") if "\\u" in index else index
+    assert "microcompact" in index.lower()
+    assert re.search(r"[\u4e00-\u9fff]{2}", index)

@@ -43,6 +43,7 @@ def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pytest.skip(missing)
     work = tmp_path_factory.mktemp("site")
     site = build_site.build(work / "site", source=work / "src")
+    build_site.build(work / "site", language=ZH, source=work / "src")  # the Chinese edition
 
     class Quiet(SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
@@ -58,6 +59,12 @@ def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         server.server_close()
 
 
+sys.path.insert(0, str(ROOT / "docs"))
+import build_site  # noqa: E402  (docs/build_site.py; it needs no site tool to be imported)
+
+ZH = "zh_CN"
+ZH_TITLE = {c.number: c.title for c in build_site.chapters(ZH)}
+
 # The pages to open, the heading each must show, and what else must be on it.
 PAGES = [
     ("home", "index.html", "Build an agent harness", ["Who it is for", "reading time"]),
@@ -67,6 +74,14 @@ PAGES = [
         "chapters/09_approvals.html",
         "09 · Approvals",
         ["About this chapter", "A static page cannot run it"],
+    ),
+    # The Chinese edition: its home page and a chapter, their own words, the English code.
+    ("zh-home", f"{ZH}/index.html", build_site.say("home_title", ZH).lstrip("# "), ["阅读时间"]),
+    (
+        "zh-chapter-03",
+        f"{ZH}/chapters/03_prompt_and_cache.html",
+        f"03 · {ZH_TITLE['03']}",
+        ["关于本章", "cache_control"],
     ),
 ]
 
@@ -128,4 +143,19 @@ def test_search_finds_the_chapter_that_teaches_a_word(site_url: str, page: Any) 
     page.screenshot(path=str(cc.DEFAULT_OUT / "site-search.png"))
     hrefs = [results.nth(i).get_attribute("href") or "" for i in range(results.count())]
     assert any("04_context_budget_and_microcompact" in h for h in hrefs), hrefs
+    assert errors == [] and failed == []
+
+
+def test_the_language_switch_opens_the_same_page_in_the_other_language(
+    site_url: str, page: Any
+) -> None:
+    errors, failed = open_page(page, f"{site_url}/chapters/05_compaction.html")
+    page.locator("nav.language-switch a", has_text="简体中文").click()
+    page.wait_for_url(f"**/{ZH}/chapters/05_compaction.html")
+    assert f"05 · {ZH_TITLE['05']}" in page.locator("article h1").first.inner_text()
+    assert page.locator("html").get_attribute("lang") == "zh-CN"
+    page.screenshot(path=str(cc.DEFAULT_OUT / "site-zh-chapter-05.png"))
+    page.locator("nav.language-switch a", has_text="English").click()
+    page.wait_for_url("**/chapters/05_compaction.html")
+    assert "05 · Full compaction" in page.locator("article h1").first.inner_text()
     assert errors == [] and failed == []
