@@ -42,7 +42,6 @@ import json
 import os
 import re
 import sys
-import unicodedata
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -50,6 +49,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import polib
+from markdown_it import MarkdownIt
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCALES = ROOT / "docs" / "locales"
@@ -207,6 +207,8 @@ MONTHS = [
     "December",
 ]
 MONTH = re.compile(r"\b(" + "|".join(MONTHS) + r")\b")
+MARKDOWN = MarkdownIt("commonmark").enable("table")
+"""The Markdown reader for checks (``markdown-it-py``, which rich brings; MyST reads with it)."""
 PLACEHOLDER = re.compile(r"\{[a-z_]+(?:[.:][^{}]*)?\}")
 
 
@@ -370,35 +372,28 @@ def shape(text: str) -> list[str]:
     return found
 
 
-def punctuation(char: str) -> bool:
-    return unicodedata.category(char)[0] in "PS"
+def literal_asterisks(text: str) -> int:
+    """How many ``*`` a Markdown text shows as text once rendered (CommonMark, as JupyterLab and
+    the website read it), outside code."""
+    count = 0
+    for token in MARKDOWN.parse(text):
+        for child in token.children or []:
+            if child.type == "text":
+                count += child.content.count("*")
+    return count
 
 
-def unrendered_emphasis(text: str) -> list[str]:
-    """``**`` pairs that CommonMark will show as asterisks: a closing ``**`` right after
-    punctuation and right before a letter (``**摘要。**后面``), or an opening one the other way
-    round (``文字**“引用”**``). Chinese text meets these rules often; English rarely does."""
-    bare = CODE_SPAN.sub(lambda m: "x" * len(m.group(0)), text)
-    runs = [m.start() for m in re.finditer(r"(?<!\*)\*\*(?!\*)", bare)]
-    found = []
-    for number, at in enumerate(runs):
-        before = bare[at - 1] if at else " "
-        after = bare[at + 2] if at + 2 < len(bare) else " "
-        if number % 2 == 0:  # opens: left-flanking
-            fine = not after.isspace() and (
-                not punctuation(after) or before.isspace() or punctuation(before)
-            )
-        else:  # closes: right-flanking
-            fine = not before.isspace() and (
-                not punctuation(before) or after.isspace() or punctuation(after)
-            )
-        if not fine:
-            where = bare[max(0, at - 8) : at + 10].replace("\n", " ")
-            found.append(
-                f"bold that shows as asterisks near {where!r}: move the punctuation "
-                "outside the ** or add a space"
-            )
-    return found
+def unrendered_emphasis(msgid: str, msgstr: str) -> list[str]:
+    """Bold or italics that would show as asterisks. CommonMark's rules for where ``**`` may
+    open and close are written for spaced text: ``**摘要。**后面`` does not close (punctuation
+    before the ``**``, a letter after it). Chinese meets them often, English rarely."""
+    extra = literal_asterisks(msgstr) - literal_asterisks(msgid)
+    if extra <= 0:
+        return []
+    return [
+        f"{extra} asterisks show as text (bold or italics that does not render): move the "
+        "punctuation outside the ** or * (**摘要**。), or put a space beside it"
+    ]
 
 
 def problems(msgid: str, msgstr: str, terms: list[Term] | None = None) -> list[str]:
@@ -429,7 +424,7 @@ def problems(msgid: str, msgstr: str, terms: list[Term] | None = None) -> list[s
         found.append("the indentation of the first line differs")
     if re.search(r"[\u3400-\u9fff，。：；！？）]\n[ \t]*[\u3400-\u9fff（]", msgstr):
         found.append("a line break between Chinese characters (it shows as a space): join them")
-    found += unrendered_emphasis(msgstr)
+    found += unrendered_emphasis(msgid, msgstr)
     english_words = without_code(msgid)
     translated_words = without_code(msgstr)
     for term in terms or []:

@@ -135,6 +135,16 @@ def test_a_translation_that_changes_what_it_must_keep_is_refused(broken: str, pr
     assert any(problem in p for p in found), found
 
 
+def test_bold_that_commonmark_would_show_as_asterisks_is_refused() -> None:
+    english = "**Reply, then the summary.** The model writes it."
+    assert translation.problems(english, "**回复，然后是摘要**。模型来写。") == []
+    found = translation.problems(english, "**回复，然后是摘要。**模型来写。")
+    assert any("asterisks show as text" in p for p in found), found
+    # Italics too, and an asterisk the English shows as text itself is fine.
+    assert translation.problems("*Recovery*, then", "文字*“恢复”*然后") != []
+    assert translation.problems("2 * 3 is 6", "2 * 3 等于 6") == []
+
+
 def test_inline_code_may_be_joined_where_the_english_wrapped_it() -> None:
     assert translation.problems("Run `a\n  b` now.", "运行 `a b`。") == []
 

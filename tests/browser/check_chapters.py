@@ -114,14 +114,17 @@ def launch_options(chromium: str) -> dict[str, Any]:
 
 
 def chapter_notebooks(names: Sequence[str] = ()) -> list[Path]:
-    """The chapters, in order; ``names`` picks some by prefix ("09") or file name."""
+    """The chapters, in order; ``names`` picks some by prefix ("09") or file name, and a
+    translated one by its folder ("zh/09": the Chinese edition's chapter 09)."""
     every = sorted(CHAPTERS.glob("*.ipynb"))
     if not names:
         return every
     picked = []
     for name in names:
-        stem = Path(name).name.removesuffix(".ipynb")
-        matches = [nb for nb in every if nb.stem == stem or nb.stem.startswith(stem)]
+        folder, _, short = name.rpartition("/")
+        stem = short.removesuffix(".ipynb")
+        pool = sorted((CHAPTERS / folder).glob("*.ipynb")) if folder else every
+        matches = [nb for nb in pool if nb.stem == stem or nb.stem.startswith(stem)]
         if not matches:
             raise SystemExit(f"no chapter matches {name!r}")
         picked.extend(m for m in matches if m not in picked)
@@ -182,8 +185,9 @@ class LabServer:
 
     def notebook_url(self, notebook: str) -> str:
         # One workspace per notebook, reset on open: no tab of an earlier chapter comes back.
-        stem = Path(notebook).stem
-        workspace = f"{self.base_url}/lab/workspaces/{stem}"
+        workspace = (
+            f"{self.base_url}/lab/workspaces/{notebook.removesuffix('.ipynb').replace('/', '-')}"
+        )
         return f"{workspace}/tree/chapters/{notebook}?token={self.token}&reset"
 
     def served(self, notebook: str) -> Path:
@@ -217,7 +221,7 @@ def _copy_course(root: Path, chapters: Path) -> None:
     images = chapters.parent / "images"
     if images.is_dir():
         shutil.copytree(images, root / "images", ignore=ignore)
-    for nb_path in (root / "chapters").glob("*.ipynb"):
+    for nb_path in (root / "chapters").rglob("*.ipynb"):  # the translated ones too
         nb = json.loads(nb_path.read_text(encoding="utf-8"))
         nb_path.write_text(json.dumps(_cleared(nb), indent=1), encoding="utf-8")
 
@@ -398,11 +402,14 @@ class ChapterResult:
 
 def check_chapter(page: Page, server: LabServer, notebook: Path, out_dir: Path) -> ChapterResult:
     """Open one chapter, run all its cells and check the result; never raises on a finding."""
-    name = notebook.name
+    # A translated chapter is served from its folder (chapters/zh/) and named after it.
+    name = notebook.relative_to(CHAPTERS).as_posix() if notebook.is_relative_to(CHAPTERS) else ""
+    name = name or notebook.name
+    label = name.removesuffix(".ipynb").replace("/", "-")
     committed = json.loads(notebook.read_text(encoding="utf-8"))
     served = server.served(name)
     result = ChapterResult(
-        name=notebook.stem,
+        name=label,
         cells=len(_code_cells(committed)),
         widgets_expected=stored_widget_views(committed),
     )
@@ -411,8 +418,8 @@ def check_chapter(page: Page, server: LabServer, notebook: Path, out_dir: Path) 
     except Exception as exc:  # a timeout, a page that broke: a finding, with a screenshot
         result.problems.append(f"{type(exc).__name__}: {str(exc).splitlines()[0]}")
     finally:
-        result.screenshot = _screenshot(page, out_dir / f"{notebook.stem}.png")
-        _shut_down_kernel(page, server, name)
+        result.screenshot = _screenshot(page, out_dir / f"{label}.png")
+        _shut_down_kernel(page, server, Path(name).name)
     return result
 
 
@@ -424,7 +431,8 @@ def _run_all(
     total_cells: int,
     out_dir: Path,
 ) -> None:
-    page.goto(server.notebook_url(served.name), timeout=NOTEBOOK_OPEN * 1000)
+    opened = served.relative_to(server.root / "chapters").as_posix()  # zh/09_... for a translation
+    page.goto(server.notebook_url(opened), timeout=NOTEBOOK_OPEN * 1000)
     page.wait_for_function(_JS_READY, arg=total_cells, timeout=NOTEBOOK_OPEN * 1000)
     _close_left_sidebar(page)
 

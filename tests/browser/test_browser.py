@@ -50,3 +50,15 @@ def test_chapter_runs_all_cells_without_errors_and_its_widgets_are_live(
     result = cc.check_chapter(page, lab, notebook, cc.DEFAULT_OUT)
     print(result.report())
     assert result.ok, result.report()
+
+
+# The Chinese edition's chapter 09 (its approval inbox is a widget): the same cells from
+# chapters/zh/, their widgets live, the prose in Chinese.
+@pytest.mark.parametrize("notebook", cc.chapter_notebooks(["zh/09"]), ids=lambda p: f"zh-{p.stem}")
+def test_a_chinese_chapter_runs_all_cells_and_its_widgets_are_live(
+    lab: cc.LabServer, page: Any, notebook: Path
+) -> None:
+    result = cc.check_chapter(page, lab, notebook, cc.DEFAULT_OUT)
+    print(result.report())
+    assert result.ok, result.report()
+    assert page.locator(".jp-MarkdownCell").filter(has_text="审批").count() > 0
