@@ -483,7 +483,13 @@ def _update(doc: Document, language: str) -> Update:
     old = load(doc, language)
     by_id = {entry.msgid: entry for entry in old if not entry.obsolete}
     wanted = messages(doc)
-    gone = [entry for msgid, entry in by_id.items() if msgid not in dict(wanted)]
+    still = dict(wanted)
+    gone = [entry for msgid, entry in by_id.items() if msgid not in still]
+    # A changed message is looked for among the gone ones of the same place (a cell, a section
+    # of a page): that is where an edited paragraph was, and it keeps the cost linear.
+    gone_at: dict[str, list[polib.POEntry]] = {}
+    for was in gone:
+        gone_at.setdefault(was.comment, []).append(was)
     result = Update()
     new = polib.POFile(wrapwidth=0)
     new.metadata = old.metadata
@@ -491,13 +497,18 @@ def _update(doc: Document, language: str) -> Update:
         entry = by_id.get(msgid)
         if entry is not None:
             result.kept += 1
-            entry.occurrences = [(where, "")]
+            entry.occurrences, entry.comment = [(doc.english, "")], where
             new.append(entry)
             continue
-        entry = polib.POEntry(msgid=msgid, msgstr="", occurrences=[(where, "")])
-        closest = difflib.get_close_matches(msgid, [e.msgid for e in gone], n=1, cutoff=0.6)
+        # Where it is used: the file (a "#:" line) and the cell or section ("#.", which a
+        # translator's editor shows beside the message).
+        entry = polib.POEntry(
+            msgid=msgid, msgstr="", occurrences=[(doc.english, "")], comment=where
+        )
+        near = gone_at.get(where, [])
+        closest = difflib.get_close_matches(msgid, [e.msgid for e in near], n=1, cutoff=0.6)
         if closest:
-            previous = next(e for e in gone if e.msgid == closest[0])
+            previous = next(e for e in near if e.msgid == closest[0])
             entry.msgstr = previous.msgstr
             entry.flags = ["fuzzy"]
             entry.previous_msgid = previous.msgid
@@ -598,6 +609,7 @@ class Translator:
     change; for the repository, a page goes to the edition's folder."""
     tables: dict[str, dict[str, str]] = field(default_factory=dict)
     anchors: dict[str, dict[str, str]] = field(default_factory=dict)
+    by_english: dict[str, Document] = field(default_factory=dict)
 
     def table(self, doc: Document) -> dict[str, str]:
         if doc.domain not in self.tables:
@@ -628,7 +640,9 @@ class Translator:
         path, hash_, anchor = target.partition("#")
         resolved = os.path.normpath(PurePosixPath(source).parent / path) if path else source
         resolved = resolved.replace(os.sep, "/")
-        counterpart = next((d for d in documents() if d.english == resolved), None)
+        if not self.by_english:
+            self.by_english = {d.english: d for d in documents()}
+        counterpart = self.by_english.get(resolved)
         # A document that names its own English file (the README's note on its rest) means it.
         if counterpart is not None and counterpart.kind != "site" and resolved != source:
             if anchor:
