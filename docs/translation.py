@@ -348,6 +348,23 @@ def numbers(text: str) -> Counter[str]:
     return Counter(NUMBER.findall(without_code(text)))
 
 
+FILE_NAME = re.compile(
+    r"(?<![\w/.-])[\w./~-]*\w\.(?:md|py|json|jsonl|ipynb|toml|yaml|yml|txt|db|sqlite|svg|png|sh|js"
+    r"|html|csv|lock|cfg)\b"
+)
+SNAKE_CASE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
+CAMEL_CASE = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b")
+
+
+def names(text: str) -> set[str]:
+    """File names and identifiers written outside code (``MEMORY.md``, ``tool_use``,
+    ``CostMeter``, ``JupyterLab``): a translation keeps each of them as it is."""
+    words = without_code(text)
+    return {
+        name for pattern in (FILE_NAME, SNAKE_CASE, CAMEL_CASE) for name in pattern.findall(words)
+    }
+
+
 def shape(text: str) -> list[str]:
     """The structure of a block: each line that opens a heading, a list item, a quote or a
     table row, with its indentation (and a table row's number of cells)."""
@@ -416,6 +433,9 @@ def problems(msgid: str, msgstr: str, terms: list[Term] | None = None) -> list[s
             lost = sorted((english - translated).elements())
             extra = sorted((translated - english).elements())
             found.append(f"{name} differ: missing {lost}, added {extra}")
+    lost_names = sorted(n for n in names(msgid) if n not in without_code(msgstr))
+    if lost_names:
+        found.append(f"file names or identifiers missing: {lost_names}")
     if shape(msgid) != shape(msgstr):
         found.append(f"Markdown structure differs: {shape(msgid)} became {shape(msgstr)}")
     if len(msgid) - len(msgid.rstrip("\n")) != len(msgstr) - len(msgstr.rstrip("\n")):

@@ -95,11 +95,11 @@ def test_a_paragraph_runs_into_a_fence_without_a_blank_line() -> None:
 
 ENGLISH = (
     "- Send `max_tokens` of 1,024 to [the API](https://docs.anthropic.com/x) and "
-    "<b>see</b> the [sources](sources.md#chapter-03).\n- The prompt cache holds it."
+    "<b>see</b> the [sources](sources.md#chapter-03).\n- The prompt cache holds it in MEMORY.md."
 )
 GOOD = (
     "- 把 `max_tokens` 设为 1,024 发给 [API](https://docs.anthropic.com/x)，"
-    "<b>看看</b>[资料来源](sources.md#chapter-03)。\n- 提示缓存保存它。"
+    "<b>看看</b>[资料来源](sources.md#chapter-03)。\n- 提示缓存把它存进 MEMORY.md。"
 )
 TERMS = [
     translation.Term("prompt cache", "提示缓存", "translate"),
@@ -126,6 +126,8 @@ def test_a_faithful_translation_has_no_problem() -> None:
         (GOOD.replace("提示缓存", "缓存"), "glossary"),
         (GOOD.replace("[API]", "[接口]"), "glossary"),
         (GOOD.replace("看看", "看\n看"), "line break"),
+        (GOOD.replace("MEMORY.md", "memory.md"), "file names"),
+        (GOOD.replace("`max_tokens` 设为", "max-tokens 设为"), "inline code"),
         (GOOD + "\n", "line breaks at the end"),
         ("", "not translated"),
     ],
