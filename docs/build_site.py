@@ -568,8 +568,9 @@ def sphinx(builder: str, out: Path, *, source: Path = SOURCE, language: str | No
         str(source),
         str(out),
     ]
-    if language:
-        command += ["-D", f"language={language}"]
+    if language:  # the theme's words in that language, and the site's title (the sidebar's)
+        title = say("home_title", language).lstrip("# ").strip()
+        command += ["-D", f"language={language}", "-D", f"html_title={title}"]
     subprocess.run(command, check=True, cwd=ROOT)
 
 

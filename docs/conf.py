@@ -10,9 +10,10 @@ DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS))
 
 import importlib  # noqa: E402
+import re  # noqa: E402
 
 from build_site import reference_modules, repository  # noqa: E402  (beside this file)
-from translation import EDITIONS  # noqa: E402  (beside this file)
+from translation import EDITIONS, glossary  # noqa: E402  (beside this file)
 
 # Import the package before Sphinx starts its worker processes: each worker then finds every
 # module already imported. (Imported first inside a worker, pydantic's BaseModel fails to
@@ -62,6 +63,25 @@ locale_dirs: list[str] = []
 gettext_compact = False
 gettext_uuid = False
 templates_path = [str(DOCS / "templates")]
+
+
+def search_words() -> str:
+    """A word list for the Chinese search's word splitter (jieba): the glossary's Chinese terms,
+    so 微压缩 or 提示缓存 is one word in the index, as a reader types it (jieba alone cuts
+    微压缩 into 微 and 压缩, and the search page never cuts what the reader types)."""
+    words = set()
+    for term in glossary("zh_CN"):
+        for word in re.split(r"[/、，,（(]", term.chinese):
+            word = word.strip()
+            if re.search(r"[\u4e00-\u9fff]", word) and " " not in word:
+                words.add(word)
+    path = DOCS.parent / "build" / "search-words-zh_CN.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{w} 100000\n" for w in sorted(words)), encoding="utf-8")
+    return str(path)
+
+
+html_search_options = {"dict": search_words()}
 html_context = {
     "site_languages": [("en", "English")] + [(code, e.name) for code, e in EDITIONS.items()],
 }
@@ -93,3 +113,20 @@ html_theme_options = {
     "show_toc_level": 2,
     "navigation_with_keys": False,
 }
+
+
+def setup(app: object) -> None:
+    """Sphinx 9.0's Chinese search ends its ``language_data.js`` with ``window.Stemmer =
+    ChineseStemmer``, a class it never defines, so the search page finds nothing
+    (sphinx-doc/sphinx#14229; fixed in Sphinx 9.1, which needs Python 3.12). Its Chinese search
+    stems the Latin words with the English stemmer: name that one, as the fix does."""
+    import sphinx
+    from sphinx.search.zh import SearchChinese
+
+    if sphinx.version_info[:2] >= (9, 1):
+        return
+
+    class SearchChineseStemmedInEnglish(SearchChinese):
+        language_name = "English"
+
+    app.add_search_language(SearchChineseStemmedInEnglish)  # type: ignore[attr-defined]

@@ -136,11 +136,21 @@ def test_site_page_renders_with_its_navigation(
         assert page.locator(".prev-next-area a").count() == 2  # previous and next chapter
 
 
-def test_search_finds_the_chapter_that_teaches_a_word(site_url: str, page: Any) -> None:
-    errors, failed = open_page(page, f"{site_url}/search.html?q=microcompact")
+@pytest.mark.parametrize(
+    ("search", "shot"),
+    [
+        ("search.html?q=microcompact", "site-search"),
+        (f"{ZH}/search.html?q=微压缩", "site-zh-search"),
+    ],
+    ids=["english", "chinese"],
+)
+def test_search_finds_the_chapter_that_teaches_a_word(
+    site_url: str, page: Any, search: str, shot: str
+) -> None:
+    errors, failed = open_page(page, f"{site_url}/{search}")
     results = page.locator("#search-results ul.search li a")
     results.first.wait_for(timeout=30_000)
-    page.screenshot(path=str(cc.DEFAULT_OUT / "site-search.png"))
+    page.screenshot(path=str(cc.DEFAULT_OUT / f"{shot}.png"))
     hrefs = [results.nth(i).get_attribute("href") or "" for i in range(results.count())]
     assert any("04_context_budget_and_microcompact" in h for h in hrefs), hrefs
     assert errors == [] and failed == []
