@@ -187,9 +187,9 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An English notebook of its own and an empty locales folder."""
     chapters = tmp_path / "chapters"
     chapters.mkdir()
-    monkeypatch.setattr(translation, "ROOT", tmp_path)
-    monkeypatch.setattr(translation, "CHAPTERS", chapters)
-    monkeypatch.setattr(translation, "LOCALES", tmp_path / "locales")
+    monkeypatch.setattr(translation.sources, "ROOT", tmp_path)
+    monkeypatch.setattr(translation.sources, "CHAPTERS", chapters)
+    monkeypatch.setattr(translation.sources, "LOCALES", tmp_path / "locales")
     (chapters / "sources.md").write_text("# Sources\n\n## Chapter 16\n\nRows.\n")
     (tmp_path / "README.md").write_text("# Title\n\nIntro.\n\n## The course as a website\n")
     return tmp_path

@@ -61,8 +61,9 @@ def main() -> int:
             (root / "chapters").mkdir()
             (root / "chapters" / "sources.md").write_text("# Sources\n")
             (root / "README.md").write_text("# T\n\n## The course as a website\n")
-            translation.ROOT, translation.CHAPTERS = root, root / "chapters"
-            translation.LOCALES = root / "locales"
+            translation.sources.ROOT = root
+            translation.sources.CHAPTERS = root / "chapters"
+            translation.sources.LOCALES = root / "locales"
             path = root / "chapters" / "03_big.ipynb"
             path.write_text(json.dumps(chapter(copies)))
             doc = translation.document("chapters/03_big")
