@@ -124,7 +124,7 @@ class Translator:
         return self.anchor_map(document(domain)).get(english, english)
 
     def text(self, key_: str) -> str:
-        """One of the website's own texts (``build_site.TEXTS``), translated when it is."""
+        """One of the website's own texts (``docs/site_texts.py``), translated when it is."""
         site = document("site")
         english = dict(texts(site))[key_]
         return self.table(site).get(english, english)

@@ -65,7 +65,7 @@ class Document:
     """The catalogue's name: ``chapters/03_prompt_and_cache``, ``chapters/sources``, ``README``,
     ``site``."""
     english: str
-    """The English file, from the repository's root (``docs/build_site.py`` for ``site``)."""
+    """The English file, from the repository's root (``docs/site_texts.py`` for ``site``)."""
     kind: str
     """``notebook``, ``markdown``, ``readme`` or ``site``."""
 
@@ -90,7 +90,7 @@ def documents() -> list[Document]:
     ]
     found.append(Document("chapters/sources", "chapters/sources.md", "markdown"))
     found.append(Document("README", "README.md", "readme"))
-    found.append(Document("site", "docs/build_site.py", "site"))
+    found.append(Document("site", "docs/site_texts.py", "site"))
     return found
 
 
@@ -132,6 +132,6 @@ def texts(doc: Document) -> Iterator[tuple[str, str]]:
         yield doc.english, readme_english()
     else:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        import build_site  # beside this file; imported here, as it imports this module
+        import site_texts  # docs/site_texts.py
 
-        yield from build_site.TEXTS.items()
+        yield from site_texts.TEXTS.items()
