@@ -424,3 +424,7 @@ def test_the_readmes_link_each_other_and_the_chinese_one_the_chinese_chapters() 
     assert "](README.md)" in chinese.split("\n\n")[1]
     assert f"]({EDITION.folder}/00_start_here.ipynb)" in chinese
     assert f"lab/tree/{EDITION.folder}/00_start_here.ipynb" in chinese
+    # Its instructions name the Chinese notebooks: a path to reset, a link to give out.
+    assert f"git checkout -- {EDITION.folder}/05_compaction.ipynb" in chinese
+    assert "chapters%2Fzh%2F00_start_here.ipynb" in chinese
+    assert "git checkout -- chapters/05_compaction.ipynb" in english

@@ -14,7 +14,7 @@ from typing import Any
 
 from . import sources
 from .catalogues import translations
-from .markdown import HTML_ATTRIBUTE, LINK_TARGET, headings, slug, translate_text
+from .markdown import CODE_SPAN, HTML_ATTRIBUTE, LINK_TARGET, headings, slug, translate_text
 from .sources import (
     EDITIONS,
     Document,
@@ -113,15 +113,28 @@ class Translator:
         if doc.kind == "readme":
             edition = EDITIONS[self.language]
             title, _, rest = self.markdown(readme_english(), doc).partition("\n\n")
-            if not self.site:  # the Binder badge, and the chapter to start with, are the edition's
+            if not self.site:  # the Binder badge opens the edition's first chapter
                 rest = rest.replace("lab/tree/chapters/", f"lab/tree/{edition.folder}/")
-                rest = re.sub(r"`chapters/(\d\d_\w+\.ipynb)`", rf"`{edition.folder}/\1`", rest)
-            return f"{title}\n\n{edition.switch}\n\n{rest}"
+            return f"{title}\n\n{edition.switch}\n\n{self.edition_paths(rest)}"
         return self.markdown((sources.ROOT / doc.english).read_text(encoding="utf-8"), doc)
 
     def anchor(self, domain: str, english: str) -> str:
         """The anchor of a heading of ``domain`` that is ``english`` in the English text."""
         return self.anchor_map(document(domain)).get(english, english)
+
+    def edition_paths(self, text: str) -> str:
+        """The README's instructions name the edition's notebooks: a chapter's path in inline
+        code (``git checkout -- chapters/05_compaction.ipynb``, also URL-encoded in a link to
+        give out) becomes the edition's (``chapters/zh/05_compaction.ipynb``). Link targets
+        are left to :meth:`move`."""
+        folder = EDITIONS[self.language].folder
+        encoded = folder.replace("/", "%2F")
+
+        def in_code(match: re.Match[str]) -> str:
+            code = re.sub(r"\bchapters/(?=\d\d_\w+\.ipynb)", f"{folder}/", match.group(0))
+            return re.sub(r"(?<=%2F)chapters%2F(?=\d\d_\w+\.ipynb)", f"{encoded}%2F", code)
+
+        return CODE_SPAN.sub(in_code, text)
 
     def text(self, key_: str) -> str:
         """One of the website's own texts (``docs/site_texts.py``), translated when it is."""

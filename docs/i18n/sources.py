@@ -41,7 +41,7 @@ EDITIONS = {
         "chapters/zh",
         "README.zh-CN.md",
         "[English](README.md) · **简体中文**：整个课程的简体中文版，由英文章节生成"
-        "（`chapters/zh/`）。代码、输出和命令行的消息保持英文。",
+        "（`chapters/zh/`）。代码、输出和命令行程序输出的信息保持英文。",
     )
 }
 
