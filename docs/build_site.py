@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the modules beside this file:
 import translation  # docs/translation.py: the other languages
+from i18n.sources import cell_text, read_notebook  # docs/i18n/: the notebooks as JSON
 from site_texts import TEXTS  # docs/site_texts.py: the pages' own texts
 
 if TYPE_CHECKING:
@@ -107,25 +108,15 @@ class Chapter:
         return f"chapters/{self.path.stem}"
 
 
-def source_text(cell: dict[str, Any]) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
-
-
-def read_notebook(path: Path) -> dict[str, Any]:
-    notebook: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return notebook
-
-
 def chapters(language: str | None = None) -> list[Chapter]:
     """Every chapter notebook, in order (titles in ``language``: ``None`` is English)."""
     found = []
     for path in sorted(CHAPTERS.glob("[0-9][0-9]_*.ipynb")):
-        first = source_text(read_notebook(path)["cells"][0])
+        first = cell_text(read_notebook(path)["cells"][0])
         heading = re.search(r"^# (.+)$", first, re.M)
         if language is not None:
             translated = notebook_in(path, language)["cells"][0]
-            heading = re.search(r"^# (.+)$", source_text(translated), re.M)
+            heading = re.search(r"^# (.+)$", cell_text(translated), re.M)
         minutes = re.search(r"reads in about (\d+) minutes", first)
         exercises = re.search(r"plus about (\d+) for its exercises", first)
         if heading is None or minutes is None or exercises is None:
@@ -275,7 +266,7 @@ def static_outputs(
             text = "".join(data.get("text/plain", ""))
             output["data"] = {"text/markdown": widget_note(cell, chapter, text, language)}
         outputs.append(output)
-    if not outputs and source_text(cell).lstrip().startswith("# NBVAL_SKIP"):
+    if not outputs and cell_text(cell).lstrip().startswith("# NBVAL_SKIP"):
         outputs.append(
             {
                 "output_type": "display_data",
@@ -315,7 +306,7 @@ def site_notebook(chapter: Chapter, language: str | None = None) -> dict[str, An
     for index, cell in enumerate(notebook["cells"]):
         if cell["cell_type"] == "code":
             cell["outputs"] = static_outputs(cell, chapter, language)  # reads the NBVAL markers
-            lines = source_text(cell).splitlines()
+            lines = cell_text(cell).splitlines()
             cell["source"] = "\n".join(line for line in lines if line.strip() not in NBVAL_MARKERS)
             jupyter = cell.get("metadata", {}).get("jupyter", {})
             tags = list(cell.get("metadata", {}).get("tags", []))

@@ -20,6 +20,7 @@ import pytest
 
 from harness.background import BackgroundShells, Processes, ShellError, counted_ids
 from harness.clock import FakeClock
+from harness.notebook.background import group_members
 from harness.tools.sandbox import Sandbox, detect_sandbox
 
 UNSANDBOXED = Sandbox("none", "tests: no sandbox")
@@ -45,25 +46,10 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def in_group(group: int) -> list[int]:
-    """Every live process whose process group is ``group`` (read from /proc, no psutil)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == group and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
-
-
 def gone(group: int) -> None:
     """Wait until no process of ``group`` is left: a stop returns once the command's first
     process is reaped; the others it started may take a moment more to finish dying."""
-    until(lambda: in_group(group) == [], f"every process of group {group} is gone")
+    until(lambda: group_members(group) == [], f"every process of group {group} is gone")
 
 
 @pytest.fixture
@@ -141,7 +127,7 @@ def test_a_stopped_command_is_killed_with_every_process_it_started(
     child = space / "child"
     until(lambda: child.exists() and child.read_text() != "", "the pid is written")
     group = shells.get(task_id).pid
-    assert group is not None and len(in_group(group)) == 3  # bash and its two sleeps
+    assert group is not None and len(group_members(group)) == 3  # bash and its two sleeps
     info = shells.stop(task_id)
     assert (info.status, info.exit_code, info.announced) == ("killed", 137, True)
     gone(group)
@@ -190,7 +176,7 @@ def test_a_keeper_told_to_terminate_takes_its_command_with_it(
     task_id = start(shells, space, "sleep 1000 & wait")
     group = shells.get(task_id).pid
     assert group is not None
-    until(lambda: len(in_group(group)) == 2, "the command and its sleep run")
+    until(lambda: len(group_members(group)) == 2, "the command and its sleep run")
     os.kill(parent_of(group), signal.SIGTERM)  # a closed terminal, a shutdown
     finished(shells, task_id)
     gone(group)
@@ -272,11 +258,13 @@ def test_no_process_outlives_a_harness_killed_with_sigkill(space: Path) -> None:
     )
     assert harness.stdout is not None
     groups = [int(harness.stdout.readline()) for _ in range(2)]
-    until(lambda: all(len(in_group(g)) == 3 for g in groups), "both commands run, with children")
+    until(
+        lambda: all(len(group_members(g)) == 3 for g in groups), "both commands run, with children"
+    )
     keepers = {parent_of(g) for g in groups}
     os.kill(harness.pid, signal.SIGKILL)
     harness.wait()
-    until(lambda: all(in_group(g) == [] for g in groups), "every command's group is gone")
+    until(lambda: all(group_members(g) == [] for g in groups), "every command's group is gone")
     until(lambda: not any(alive(k) for k in keepers), "every keeper is gone")
 
 

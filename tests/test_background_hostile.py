@@ -39,6 +39,7 @@ from harness.background.shells import MAX_RUNNING
 from harness.background.tools import task_output_tool, task_stop_tool
 from harness.clock import FakeClock
 from harness.model import ScriptedModel, reply, said, tool_call
+from harness.notebook.background import group_members
 from harness.subagents import Subagent
 from harness.tools.base import ToolContext, ToolError
 from harness.tools.permissions import Permissions
@@ -56,20 +57,6 @@ def until(check: Any, what: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"never happened: {what}")
         time.sleep(0.01)
-
-
-def in_group(group: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == group and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 @pytest.fixture
@@ -213,7 +200,7 @@ def test_a_keeper_killed_with_sigkill_takes_its_command_with_it(
     assert isinstance(job, kept.KeptProcess)
     os.kill(job.keeper.pid, signal.SIGKILL)
     until(lambda: real.get(info.task_id).status != "running", "the harness sees it end")
-    until(lambda: in_group(info.pid or 0) == [], "the orphaned command is stopped too")
+    until(lambda: group_members(info.pid or 0) == [], "the orphaned command is stopped too")
     said = real.read_new(info.task_id)
     assert said.shell.status == "failed"
     assert "keeper" in said.output

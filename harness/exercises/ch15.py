@@ -34,6 +34,7 @@ from harness.exercises.ch15_spans import (
     READ,
     Span,
     Spikes,
+    conversation_calls,
     generated_traces,
     reference_spikes,
     spike_cases,
@@ -186,16 +187,7 @@ _SPIKES_RECIPE = (
 
 def _calls_told(spans: Sequence[Span]) -> str:
     """The conversation's model calls, one a line: what a learner needs to see the case."""
-    calls = sorted(
-        (
-            s
-            for s in spans
-            if s["attributes"].get(OPERATION) == "chat"
-            and COST in s["attributes"]
-            and s["attributes"].get(PURPOSE) == "turn"
-        ),
-        key=lambda s: s["start_time"],
-    )
+    calls = conversation_calls(spans)
     lines = []
     for number, call in enumerate(calls, start=1):
         a = call["attributes"]

@@ -149,10 +149,10 @@ def steady(turns: int, *, system: int = 3000, step: int = 400) -> list[Call]:
     return calls
 
 
-def reference_spikes(spans: Sequence[Span], factor: float = 2.0) -> Spikes:
-    """The exercise's rules: the conversation's model calls in the order they started; each
-    whose cost is over ``factor`` times the one before, with why."""
-    calls = sorted(
+def conversation_calls(spans: Sequence[Span]) -> list[Span]:
+    """The conversation's answered model calls (chat spans with a cost, of the loop's own
+    turns, not a side request), in the order they started."""
+    return sorted(
         (
             s
             for s in spans
@@ -162,6 +162,12 @@ def reference_spikes(spans: Sequence[Span], factor: float = 2.0) -> Spikes:
         ),
         key=lambda s: s["start_time"],
     )
+
+
+def reference_spikes(spans: Sequence[Span], factor: float = 2.0) -> Spikes:
+    """The exercise's rules: the conversation's model calls in the order they started; each
+    whose cost is over ``factor`` times the one before, with why."""
+    calls = conversation_calls(spans)
     found: Spikes = []
     for before, call in pairwise(calls):
         if call["attributes"][COST] <= factor * before["attributes"][COST]:
@@ -178,14 +184,7 @@ def reference_spikes(spans: Sequence[Span], factor: float = 2.0) -> Spikes:
 
 def chat_ids(spans: Sequence[Span]) -> list[str]:
     """The span ids of the conversation's answered model calls, in the order they started."""
-    calls = [
-        s
-        for s in spans
-        if s["attributes"].get(OPERATION) == "chat"
-        and COST in s["attributes"]
-        and s["attributes"].get(PURPOSE) == "turn"
-    ]
-    return [s["span_id"] for s in sorted(calls, key=lambda s: s["start_time"])]
+    return [s["span_id"] for s in conversation_calls(spans)]
 
 
 def _nth(spans: list[Span], n: int, reason: str) -> Spikes:
