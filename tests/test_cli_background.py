@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from rich.console import Console
-from test_background import in_group, until
+from test_background import until
 from test_cli import cli, workspace
 
 from harness.background import BackgroundWork, Scripted, ScriptedCommand
@@ -30,6 +30,7 @@ from harness.cli.report import Exit
 from harness.cli.terminal import Activity
 from harness.clock import FakeClock
 from harness.model import ScriptedModel, reply, tool_call
+from harness.notebook.background import group_members
 from harness.planning import Planning
 
 __all__ = ["cli", "workspace"]  # fixtures, used by name
@@ -232,4 +233,4 @@ def test_a_one_shot_run_leaves_no_background_process_behind(
     (info,) = harness.background.shells.list()  # the program has ended: so has the shell
     assert info.status == "killed" and info.pid is not None
     group = info.pid
-    until(lambda: in_group(group) == [], "the command's group is gone")
+    until(lambda: group_members(group) == [], "the command's group is gone")
